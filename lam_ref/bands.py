@@ -1,0 +1,254 @@
+"""Candidate generation by band hashing over ``Q_ε`` (paper §2.2 "L1", Appendix K.2; SPEC §5).
+
+``σ = 1/sqrt(D)``, ``ε = rel·σ``, ``q = rint(e / (2ε))`` (numpy half-to-even, computed in float64)
+as int16; bands are contiguous groups of ``r`` coordinates (the last is shorter when ``r ∤ D``);
+the key of band ``b`` is ``(b, XXH3-64(q[band] as int16 little-endian bytes, seed 0))``.
+
+Band hashing only *proposes* candidates: every proposal is verified with the exact rule of
+:mod:`lam_ref.geometry`, so banded search is sound at any ``(r, rel)`` (claim ``BAND``); it equals
+the oracle only when candidate recall is full (Table 26 measures recall and candidate rate;
+:func:`band_recall` computes both).
+
+XXH3-64 of short inputs (1 to 16 bytes, i.e. ``r <= 8``) is computed here vectorised over all rows
+with numpy; a test proves it equal to ``xxhash.xxh3_64_intdigest`` for every length. Longer bands
+call the ``xxhash`` package row by row.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import xxhash
+
+from .geometry import LamValueError, delta_sq, validate_embeddings, validate_positive, validate_positive_int
+
+__all__ = [
+    "BandRecall",
+    "BandSettings",
+    "band_keys",
+    "band_recall",
+    "band_slices",
+    "quantize",
+    "xxh3_64_rows",
+]
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+# The first 56 bytes of XXH3's default secret (kSecret), enough for inputs of 1 to 16 bytes.
+_SECRET = bytes.fromhex(
+    "b8fe6c3923a44bbe7c01812cf721ad1cded46de9839097db7240a4a4b7b3671f"
+    "cb79e64eccc0e578825ad07dccff7221b8084674f743248e"
+)
+_PRIME64_2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_PRIME64_3 = np.uint64(0x165667B19E3779F9)
+_PRIME_MX1 = np.uint64(0x165667919E3779F9)
+_PRIME_MX2 = np.uint64(0x9FB21C651E98DF25)
+
+
+@dataclass(frozen=True)
+class BandSettings:
+    """Band width ``r`` (coordinates per band) and quantizer step ``rel = ε/σ`` (Table 4, App. K.2)."""
+
+    r: int = 4
+    rel: float = 0.2
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "r", validate_positive_int(self.r, "r"))
+        object.__setattr__(self, "rel", validate_positive(self.rel, "rel"))
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _le(secret_offset: int, nbytes: int) -> np.uint64:
+    return np.uint64(int.from_bytes(_SECRET[secret_offset : secret_offset + nbytes], "little"))
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+def _mul128_fold64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Low 64 bits XOR high 64 bits of the 128-bit product (XXH3_mul128_fold64), in uint64 pieces."""
+    m32 = np.uint64(0xFFFFFFFF)
+    a_lo, a_hi = a & m32, a >> np.uint64(32)
+    b_lo, b_hi = b & m32, b >> np.uint64(32)
+    lo_lo = a_lo * b_lo
+    hi_lo = a_hi * b_lo
+    lo_hi = a_lo * b_hi
+    hi_hi = a_hi * b_hi
+    cross = (lo_lo >> np.uint64(32)) + (hi_lo & m32) + lo_hi
+    upper = (hi_lo >> np.uint64(32)) + (cross >> np.uint64(32)) + hi_hi
+    lower = (cross << np.uint64(32)) | (lo_lo & m32)
+    return lower ^ upper
+
+
+def _bswap64(x: np.ndarray) -> np.ndarray:
+    return x.byteswap()
+
+
+def xxh3_64_rows(data: np.ndarray) -> np.ndarray:
+    """XXH3-64 (seed 0) of each row of a C-contiguous ``uint8[N, L]`` array, as ``uint64[N]``."""
+    data = np.ascontiguousarray(data, dtype=np.uint8)
+    n, length = data.shape
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    if length == 0 or length > 16:
+        return np.fromiter((xxhash.xxh3_64_intdigest(row.tobytes()) for row in data), dtype=np.uint64, count=n)
+    with np.errstate(over="ignore"):
+        if length <= 3:
+            c1 = data[:, 0].astype(np.uint64)
+            c2 = data[:, length >> 1].astype(np.uint64)
+            c3 = data[:, length - 1].astype(np.uint64)
+            combined = (c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3 | np.uint64(length << 8)
+            bitflip = (_le(0, 4) ^ _le(4, 4)) & _M64
+            h = combined ^ bitflip
+            h ^= h >> np.uint64(33)
+            h *= _PRIME64_2
+            h ^= h >> np.uint64(29)
+            h *= _PRIME64_3
+            h ^= h >> np.uint64(32)
+            return h
+        if length <= 8:
+            in1 = np.ascontiguousarray(data[:, :4]).view("<u4").reshape(n).astype(np.uint64)
+            in2 = np.ascontiguousarray(data[:, length - 4 :]).view("<u4").reshape(n).astype(np.uint64)
+            bitflip = _le(8, 8) ^ _le(16, 8)
+            h = (in2 + (in1 << np.uint64(32))) ^ bitflip
+            h ^= _rotl(h, 49) ^ _rotl(h, 24)
+            h *= _PRIME_MX2
+            h ^= (h >> np.uint64(35)) + np.uint64(length)
+            h *= _PRIME_MX2
+            h ^= h >> np.uint64(28)
+            return h
+        bitflip1 = _le(24, 8) ^ _le(32, 8)
+        bitflip2 = _le(40, 8) ^ _le(48, 8)
+        lo = np.ascontiguousarray(data[:, :8]).view("<u8").reshape(n) ^ bitflip1
+        hi = np.ascontiguousarray(data[:, length - 8 :]).view("<u8").reshape(n) ^ bitflip2
+        acc = np.uint64(length) + _bswap64(lo) + hi + _mul128_fold64(lo, hi)
+        acc ^= acc >> np.uint64(37)
+        acc *= _PRIME_MX1
+        acc ^= acc >> np.uint64(32)
+        return acc
+
+
+def quantize(embeddings: np.ndarray, rel: float) -> np.ndarray:
+    """``Q_ε(e) = rint(e / (2ε))`` with ``ε = rel/sqrt(D)``, float64 arithmetic, half-to-even, int16.
+
+    Raises :class:`LamValueError` if a code would not fit in int16 (only possible for tiny ``rel``).
+    """
+    rel = validate_positive(rel, "rel")
+    e = np.asarray(embeddings, dtype=np.float64)
+    if e.ndim != 2:
+        raise LamValueError(f"embeddings must be 2-D (N, D), got shape {e.shape}")
+    d = e.shape[1]
+    eps = rel / math.sqrt(d)
+    q = np.rint(e / (2.0 * eps))
+    if q.size and (q.max() > 32767 or q.min() < -32768):
+        raise LamValueError(f"rel={rel!r} is too small: a quantized code overflows int16 (max |q| = {np.abs(q).max():.0f})")
+    return q.astype(np.int16)
+
+
+def band_slices(dim: int, r: int) -> list[tuple[int, int]]:
+    """Contiguous bands ``[b*r, min((b+1)*r, D))``; the last is shorter when ``r`` does not divide ``D``."""
+    r = validate_positive_int(r, "r")
+    return [(s, min(s + r, dim)) for s in range(0, dim, r)]
+
+
+def band_keys(embeddings: np.ndarray, settings: BandSettings) -> np.ndarray:
+    """The XXH3-64 band hashes, ``uint64[N, n_bands]`` (column ``b`` is band ``b``; SPEC §5).
+
+    The band number is part of the key: two rows collide in band ``b`` iff column ``b`` agrees.
+    """
+    q = quantize(embeddings, settings.rel)
+    n, d = q.shape
+    raw = q.astype("<i2").view(np.uint8).reshape(n, 2 * d)
+    cols = []
+    for start, stop in band_slices(d, settings.r):
+        cols.append(xxh3_64_rows(raw[:, 2 * start : 2 * stop]))
+    if not cols:
+        return np.zeros((n, 0), dtype=np.uint64)
+    return np.stack(cols, axis=1)
+
+
+def _cooccurrence_matrix(keys: np.ndarray) -> sp.csr_matrix:
+    """One-hot ``(N, n_distinct_(band, key))`` matrix; rows sharing a band key share a column."""
+    n, nb = keys.shape
+    codes = np.empty((n, nb), dtype=np.int64)
+    offset = 0
+    for b in range(nb):
+        _, inv = np.unique(keys[:, b], return_inverse=True)
+        codes[:, b] = inv.reshape(-1) + offset
+        offset += int(inv.max()) + 1 if n else 0
+    data = np.ones(n * nb, dtype=np.int32)
+    indptr = np.arange(0, n * nb + 1, nb, dtype=np.int64)
+    return sp.csr_matrix((data, codes.reshape(-1), indptr), shape=(n, offset))
+
+
+@dataclass(frozen=True)
+class BandRecall:
+    """Table 26's quantities for one setting: recall of true merge pairs and candidate rate."""
+
+    n: int
+    dim: int
+    t: float
+    r: int
+    rel: float
+    total_pairs: int
+    true_pairs: int
+    true_pairs_found: int
+    candidate_pairs: int
+
+    @property
+    def recall(self) -> float:
+        """Share of true pairs (``sq <= δ²``) proposed by the bands; 1.0 when there are none."""
+        return 1.0 if self.true_pairs == 0 else self.true_pairs_found / self.true_pairs
+
+    @property
+    def candidate_rate(self) -> float:
+        """Share of all ``N(N-1)/2`` pairs that share at least one band key."""
+        return 0.0 if self.total_pairs == 0 else self.candidate_pairs / self.total_pairs
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["recall"] = self.recall
+        out["candidate_rate"] = self.candidate_rate
+        return out
+
+
+def band_recall(
+    embeddings: np.ndarray, t: float, r: int = 4, rel: float = 0.2, *, block: int = 1024, normalize: bool = False
+) -> BandRecall:
+    """Recall of true merge pairs and candidate rate of the band index over all pairs (Table 26).
+
+    True pairs are all ``i < j`` with ``sq(e_i, e_j) <= δ²`` (exact rule, found by a blocked
+    float32 product and confirmed in float64); candidates are pairs sharing a band key. Memory
+    stays ``O(block · N)``.
+    """
+    from .substitution import _within_delta_pairs  # local import: substitution imports bands
+
+    settings = BandSettings(r=r, rel=rel)
+    e = validate_embeddings(embeddings, normalize=normalize)
+    d2 = delta_sq(t)
+    n = e.shape[0]
+    total = n * (n - 1) // 2
+    if n < 2:
+        return BandRecall(n, e.shape[1], float(t), settings.r, settings.rel, total, 0, 0, 0)
+    m = _cooccurrence_matrix(band_keys(e, settings))
+    mt = m.T.tocsr()
+    true_pairs = found = candidates = 0
+    for s in range(0, n, block):
+        stop = min(s + block, n)
+        co = (m[s:stop] @ mt).tocoo()
+        upper = co.col > (co.row + s)
+        candidates += int(upper.sum())
+        cand_rows = co.row[upper] + s
+        cand_cols = co.col[upper]
+        rows, cols = _within_delta_pairs(e, s, stop, d2)
+        true_pairs += rows.size
+        if rows.size:
+            cand_code = np.sort(cand_rows.astype(np.int64) * n + cand_cols)
+            true_code = rows.astype(np.int64) * n + cols
+            found += int(np.isin(true_code, cand_code, assume_unique=True).sum())
+    return BandRecall(n, e.shape[1], float(t), settings.r, settings.rel, total, true_pairs, found, candidates)

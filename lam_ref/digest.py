@@ -1,0 +1,40 @@
+"""Deletion-set and map digests (SPEC §10; our convention, the paper does not define one).
+
+The paper compares deletion sets across batch sizes and machines by digest (Appendix D,
+``8e788921d75c7e76``); we fix the encoding so any implementation can reproduce ours:
+
+* deletion digest: first 16 hex chars of SHA-256 of ``"\\n".join(str(i) for i in sorted(deleted))``;
+* map digest: the same over the lines ``f"{i}:{pi[i]}"`` for every ``i`` in order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = ["deletion_digest", "digest_lines", "fmt17", "map_digest"]
+
+
+def digest_lines(lines: Iterable[str]) -> str:
+    """First 16 hex characters of SHA-256 of the lines joined by ``\\n`` (no trailing newline)."""
+    return hashlib.sha256("\n".join(lines).encode("ascii")).hexdigest()[:16]
+
+
+def deletion_digest(deleted_ids: Iterable[int]) -> str:
+    """Digest of a deletion set of global chunk ids (order-free; duplicates are an error)."""
+    ids = sorted(int(i) for i in deleted_ids)
+    if len(set(ids)) != len(ids):
+        raise ValueError("deleted_ids contains a repeated id")
+    return digest_lines(str(i) for i in ids)
+
+
+def map_digest(pi: np.ndarray | Iterable[int]) -> str:
+    """Digest of a representative map ``π`` (lines ``i:π[i]`` in id order)."""
+    return digest_lines(f"{i}:{int(p)}" for i, p in enumerate(np.asarray(pi, dtype=np.int64).tolist()))
+
+
+def fmt17(x: float) -> str:
+    """A float printed with 17 significant digits, as digests reports carry ``δ̂`` (SPEC §10)."""
+    return f"{float(x):.17g}"

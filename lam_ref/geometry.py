@@ -1,0 +1,189 @@
+"""The merge rule and input validation: the one place where LAM decides "within δ" (SPEC §2).
+
+Paper: §2.1 eq. (1) (``EQ1``: ``||a-b||² = 2 - 2cos(a, b)`` for unit vectors, so merging at
+``cos >= t`` is ``||a-b|| <= δ = sqrt(2-2t)``), Theorem 2 (``t' = 4t - 3`` is the threshold of
+radius ``2δ``).
+
+The bit-exact rule (SPEC §2): ``sq(a, b) = sum((float64(a) - float64(b))**2)`` and
+``δ² = 2.0 - 2.0*t`` in float64; merge iff ``sq <= δ²`` (inclusive). Every code path in lam_ref
+either calls :func:`sq_dist` / :func:`merges` or filters with a faster approximation and then
+confirms with :func:`sq_dist` (see :mod:`lam_ref.substitution`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "LamValueError",
+    "NORM_TOLERANCE",
+    "TIE_BAND",
+    "delta_from_t",
+    "delta_sq",
+    "merges",
+    "sq_dist",
+    "sq_dist_rows",
+    "t_from_delta",
+    "t_prime",
+    "validate_embeddings",
+    "validate_positive",
+    "validate_positive_int",
+    "validate_threshold",
+]
+
+#: Rows whose l2 norm differs from 1 by more than this are rejected (SPEC §2).
+NORM_TOLERANCE = 1e-4
+#: Pairs with ``|sq - δ²| <= TIE_BAND`` may be decided either way by a conforming implementation
+#: that computes distances another way (SPEC §2); generated conformance data avoids the band.
+TIE_BAND = 1e-9
+
+
+class LamValueError(ValueError):
+    """A bad argument. The message names the argument and the offending value or row (SPEC §2)."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def validate_threshold(t: Any, name: str = "t") -> float:
+    """Return ``t`` as a float, or raise :class:`LamValueError` unless ``-1 <= t <= 1`` (SPEC §2)."""
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)):
+        raise LamValueError(f"{name} must be a real number in [-1, 1], got {_short(t)} ({type(t).__name__})")
+    value = float(t)
+    if not math.isfinite(value):
+        raise LamValueError(f"{name} must be finite and in [-1, 1], got {value!r}")
+    if not -1.0 <= value <= 1.0:
+        raise LamValueError(f"{name} must be in [-1, 1], got {value!r}")
+    return value
+
+
+def validate_positive(value: Any, name: str) -> float:
+    """Return ``value`` as a float, or raise unless it is finite and ``> 0`` (e.g. ``rel``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise LamValueError(f"{name} must be a positive number, got {_short(value)}")
+    out = float(value)
+    if not math.isfinite(out) or out <= 0.0:
+        raise LamValueError(f"{name} must be a positive finite number, got {out!r}")
+    return out
+
+
+def validate_positive_int(value: Any, name: str) -> int:
+    """Return ``value`` as an int, or raise unless it is an integer ``>= 1`` (e.g. band width ``r``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise LamValueError(f"{name} must be a positive integer, got {_short(value)}")
+    if int(value) < 1:
+        raise LamValueError(f"{name} must be a positive integer, got {int(value)}")
+    return int(value)
+
+
+def delta_from_t(t: float) -> float:
+    """``δ = sqrt(2 - 2t)`` (eq. 1, claim ``EQ1``)."""
+    return math.sqrt(delta_sq(t))
+
+
+def delta_sq(t: float) -> float:
+    """``δ² = 2.0 - 2.0*t`` in float64, the exact right-hand side of the merge test (SPEC §2)."""
+    value = validate_threshold(t)
+    return 2.0 - 2.0 * value
+
+
+def t_from_delta(delta: float) -> float:
+    """Inverse of :func:`delta_from_t`: ``t = 1 - δ²/2`` for ``0 <= δ <= 2`` (eq. 1)."""
+    d = validate_positive(delta, "delta") if delta != 0 else 0.0
+    if d > 2.0:
+        raise LamValueError(f"delta must be in [0, 2] (unit vectors), got {d!r}")
+    return 1.0 - d * d / 2.0
+
+
+def t_prime(t: float) -> float:
+    """Threshold of radius ``2δ``: ``t' = 4t - 3`` (Theorem 2, claim ``THM2``).
+
+    Below ``t = 0.5`` the radius ``2δ`` exceeds 2 and ``t'`` falls below -1: every pair of unit
+    vectors is then within ``2δ``; the value is returned unclipped and callers clip when they
+    need a valid threshold.
+    """
+    return 4.0 * validate_threshold(t) - 3.0
+
+
+def sq_dist(a: np.ndarray, b: np.ndarray) -> float:
+    """Squared l2 distance in float64, coordinate by coordinate (SPEC §2, the bit-exact rule)."""
+    a64 = np.asarray(a, dtype=np.float64).reshape(1, -1)
+    b64 = np.asarray(b, dtype=np.float64).reshape(1, -1)
+    if a64.shape != b64.shape:
+        raise LamValueError(f"b has dimension {b64.shape[1]}, expected {a64.shape[1]} (dimension mismatch)")
+    return float(sq_dist_rows(a64, np.zeros(1, dtype=np.int64), b64)[0])
+
+
+def sq_dist_rows(e: np.ndarray, rows: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """Exact float64 squared distances from each ``e[rows[k]]`` to ``others[k]`` (vectorised :func:`sq_dist`).
+
+    Every exact distance in lam_ref goes through this function, so the summation order (numpy's
+    row reduction of ``diff*diff``) is the same on every code path.
+    """
+    diff = np.asarray(e, dtype=np.float64)[rows] - np.asarray(others, dtype=np.float64)
+    return (diff * diff).sum(axis=1)
+
+
+def merges(a: np.ndarray, b: np.ndarray, t: float) -> bool:
+    """The merge decision: ``sq(a, b) <= δ²`` (inclusive; SPEC §2, Algorithm 1 line 8)."""
+    return sq_dist(a, b) <= delta_sq(t)
+
+
+def validate_embeddings(
+    embeddings: Any,
+    name: str = "embeddings",
+    *,
+    normalize: bool = False,
+    dim: int | None = None,
+    allow_empty: bool = True,
+) -> np.ndarray:
+    """Check an ``(N, D)`` array of unit rows and return it as C-contiguous float32 (SPEC §1, §2).
+
+    Raises :class:`LamValueError` naming ``name`` and the offending value or row for: a non-array
+    or non-numeric input, rank other than 2, ``D == 0``, a dimension other than ``dim``, non-finite
+    values, zero rows, and rows whose norm differs from 1 by more than :data:`NORM_TOLERANCE`
+    (unless ``normalize=True``, which rescales nonzero rows to unit norm).
+    """
+    try:
+        arr = np.asarray(embeddings)
+    except Exception as exc:  # ragged lists etc.
+        raise LamValueError(f"{name} must be a 2-D numeric array, could not convert: {exc}") from exc
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise LamValueError(f"{name} must be a numeric (float) array, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise LamValueError(f"{name} must be 2-D (N, D), got shape {arr.shape}")
+    n, d = arr.shape
+    if d == 0:
+        raise LamValueError(f"{name} has empty dimension D = 0 (shape {arr.shape})")
+    if dim is not None and d != dim:
+        raise LamValueError(f"{name} has dimension D = {d}, expected {dim} (dimension mismatch)")
+    if n == 0:
+        if not allow_empty:
+            raise LamValueError(f"{name} is empty (shape {arr.shape})")
+        return np.zeros((0, d), dtype=np.float32)
+    arr64 = arr.astype(np.float64, copy=False)
+    finite = np.isfinite(arr64).all(axis=1)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        raise LamValueError(f"{name} row {row} has a non-finite value (NaN or inf): {_short(arr[row][:6].tolist())}")
+    norms = np.sqrt(np.einsum("ij,ij->i", arr64, arr64))
+    zero = norms == 0.0
+    if zero.any():
+        row = int(np.flatnonzero(zero)[0])
+        raise LamValueError(f"{name} row {row} is a zero vector; a zero row has no direction")
+    if normalize:
+        out = (arr64 / norms[:, None]).astype(np.float32)
+        return np.ascontiguousarray(out)
+    bad = np.abs(norms - 1.0) > NORM_TOLERANCE
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise LamValueError(
+            f"{name} row {row} has norm {norms[row]:.9g}, not 1 within {NORM_TOLERANCE:g}; "
+            "pass normalize=True to rescale rows to unit norm"
+        )
+    return np.ascontiguousarray(arr, dtype=np.float32)

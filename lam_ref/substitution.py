@@ -1,0 +1,407 @@
+"""Greedy first-occurrence δ-substitution: the oracle and Algorithm 2 (paper §2.4, Appendix A; SPEC §5).
+
+The **oracle** is the definition: for ``i = 0..N-1``, ``π[i]`` is the lowest retained ``y < i``
+with ``sq(e_i, e_y) <= δ²``, else ``π[i] = i``. It realises Definition 1 (claim ``DEF1``): every
+deleted chunk has a retained representative within δ, so Theorem 1 (``THM1``) applies with the
+measured bound ``δ̂``.
+
+:class:`Matcher` is the one engine behind :func:`substitute` (batch, Algorithm 2) and
+:class:`lam_ref.online.OnlineSession` (Algorithm 1): both feed arrivals in order into the same
+object, which is why online ≡ batch (SPEC §6) holds by construction and is also tested.
+
+Two candidate generators, both confirmed with the exact rule of :mod:`lam_ref.geometry`:
+
+* ``exhaustive``: blocked float32 matrix products against the retained set, filtered with a
+  provable rounding margin and confirmed in float64 — equal to the oracle, never an ``N × N``
+  matrix;
+* ``banded``: the band index of :mod:`lam_ref.bands` — sound always, complete when recall is full.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import digest as _digest
+from .bands import BandSettings, band_keys
+from .geometry import (
+    NORM_TOLERANCE,
+    LamValueError,
+    delta_sq,
+    sq_dist_rows,
+    validate_embeddings,
+    validate_threshold,
+)
+
+__all__ = ["Matcher", "SubstitutionResult", "oracle", "substitute"]
+
+_U32 = 2.0**-24
+_BLOCK = 512
+
+
+def _dot_error_bound(dim: int) -> float:
+    """Bound on |fl32(a·b) - a·b| for rows of norm <= 1 + NORM_TOLERANCE, any summation order."""
+    du = dim * _U32
+    gamma = du / (1.0 - du) if du < 1 else math.inf
+    return gamma * (1.0 + NORM_TOLERANCE) ** 2 + 1e-9
+
+
+def _filter_threshold(norms_a: np.ndarray, min_norm_b: float, d2: float, dim: int) -> np.ndarray:
+    """Per-row float32 lower bound on fl32(a·b) for every pair that could satisfy ``sq <= δ²``."""
+    thr = (norms_a + min_norm_b - d2 - 1e-12) / 2.0 - _dot_error_bound(dim)
+    thr32 = thr.astype(np.float32)
+    return np.where(thr32.astype(np.float64) > thr, np.nextafter(thr32, np.float32(-np.inf)), thr32)
+
+
+def _within_delta_pairs(e: np.ndarray, start: int, stop: int, d2: float) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``(i, j)``, ``start <= i < stop``, ``j > i``, with exact ``sq <= δ²`` (rows, cols)."""
+    e64_norms = np.einsum("ij,ij->i", e.astype(np.float64), e.astype(np.float64))
+    g = e[start:stop] @ e[start:].T
+    thr = _filter_threshold(e64_norms[start:stop], float(e64_norms[start:].min()), d2, e.shape[1])
+    mask = g >= thr[:, None]
+    mask &= np.triu(np.ones(mask.shape, dtype=bool), k=1)
+    r, c = np.nonzero(mask)
+    rows, cols = r + start, c + start
+    if rows.size:
+        ok = sq_dist_rows(e, rows, e[cols]) <= d2
+        rows, cols = rows[ok], cols[ok]
+    return rows.astype(np.int64), cols.astype(np.int64)
+
+
+class Matcher:
+    """Retained set ``R`` plus candidate index; admits arrivals in order, never revising (Alg. 1/2).
+
+    ``admit`` returns, for each arrival, ``π`` (global id of its representative, or its own id),
+    its distance to the representative (0.0 when retained) and the number of pairs it verified.
+    """
+
+    def __init__(self, t: float, dim: int, *, exhaustive: bool = False, settings: BandSettings | None = None):
+        self.t = validate_threshold(t)
+        self.d2 = delta_sq(self.t)
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+            raise LamValueError(f"dim must be a positive integer, got {dim!r}")
+        self.dim = int(dim)
+        self.exhaustive = bool(exhaustive)
+        self.settings = settings if settings is not None else BandSettings()
+        self.next_id = 0
+        self._emb = np.zeros((64, self.dim), dtype=np.float32)
+        self._norms = np.zeros(64, dtype=np.float64)
+        self._ids = np.zeros(64, dtype=np.int64)
+        self.n_retained = 0
+        self._index: dict[int, list[int]] = {}
+        self._offsets: np.ndarray | None = None
+        self.pairs_verified = 0
+
+    # -- retained storage -------------------------------------------------------------------
+    @property
+    def retained_ids(self) -> np.ndarray:
+        return self._ids[: self.n_retained]
+
+    @property
+    def retained_embeddings(self) -> np.ndarray:
+        return self._emb[: self.n_retained]
+
+    def _grow(self, need: int) -> None:
+        cap = self._emb.shape[0]
+        if need <= cap:
+            return
+        new = max(need, 2 * cap)
+        self._emb = np.concatenate([self._emb, np.zeros((new - cap, self.dim), dtype=np.float32)])
+        self._norms = np.concatenate([self._norms, np.zeros(new - cap)])
+        self._ids = np.concatenate([self._ids, np.zeros(new - cap, dtype=np.int64)])
+
+    def _append(self, rows: np.ndarray, ids: np.ndarray, keys: list[list[int]] | None) -> None:
+        k = rows.shape[0]
+        self._grow(self.n_retained + k)
+        s = self.n_retained
+        self._emb[s : s + k] = rows
+        r64 = rows.astype(np.float64)
+        self._norms[s : s + k] = np.einsum("ij,ij->i", r64, r64)
+        self._ids[s : s + k] = ids
+        self.n_retained += k
+
+    def _band_key_lists(self, e: np.ndarray) -> list[list[int]]:
+        keys = band_keys(e, self.settings)
+        if self._offsets is None or self._offsets.shape[0] != keys.shape[1]:
+            self._offsets = np.array([b << 64 for b in range(keys.shape[1])], dtype=object)
+        return (keys.astype(object) + self._offsets).tolist()
+
+    def restore(self, embeddings: np.ndarray, ids: np.ndarray, next_id: int) -> None:
+        """Rebuild state from retained rows and their ids (used by ``OnlineSession.load``)."""
+        self.next_id = int(next_id)
+        self.n_retained = 0
+        self._index = {}
+        if embeddings.shape[0]:
+            self._append(embeddings, ids, None)
+            if not self.exhaustive:
+                for pos, row_keys in enumerate(self._band_key_lists(embeddings)):
+                    for key in row_keys:
+                        self._index.setdefault(key, []).append(pos)
+
+    # -- admission ---------------------------------------------------------------------------
+    def admit(self, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """Admit validated float32 rows in order. Returns ``(π, distances, pairs_verified)``."""
+        n = e.shape[0]
+        pi = np.empty(n, dtype=np.int64)
+        dist = np.zeros(n, dtype=np.float64)
+        verified = 0
+        for s in range(0, n, _BLOCK):
+            block = e[s : s + _BLOCK]
+            if self.exhaustive:
+                verified += self._admit_exhaustive(block, pi[s : s + _BLOCK], dist[s : s + _BLOCK])
+            else:
+                verified += self._admit_banded(block, pi[s : s + _BLOCK], dist[s : s + _BLOCK])
+        self.pairs_verified += verified
+        return pi, dist, verified
+
+    def _admit_banded(self, block: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
+        key_lists = self._band_key_lists(block)
+        index = self._index
+        verified = 0
+        for k, row_keys in enumerate(key_lists):
+            gid = self.next_id
+            self.next_id += 1
+            cand: set[int] = set()
+            for key in row_keys:
+                hit = index.get(key)
+                if hit is not None:
+                    cand.update(hit)
+            rep = -1
+            if cand:
+                pos = np.fromiter(sorted(cand), dtype=np.int64, count=len(cand))
+                verified += pos.size
+                sq = sq_dist_rows(self._emb, pos, np.broadcast_to(block[k], (pos.size, self.dim)))
+                ok = np.flatnonzero(sq <= self.d2)
+                if ok.size:
+                    rep = int(pos[ok[0]])
+                    pi[k] = self._ids[rep]
+                    dist[k] = math.sqrt(sq[ok[0]])
+            if rep < 0:
+                pi[k] = gid
+                position = self.n_retained
+                self._append(block[k : k + 1], np.array([gid]), None)
+                for key in row_keys:
+                    lst = index.get(key)
+                    if lst is None:
+                        index[key] = [position]
+                    else:
+                        lst.append(position)
+        return verified
+
+    def _admit_exhaustive(self, block: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
+        b = block.shape[0]
+        first = self.next_id
+        self.next_id += b
+        gids = np.arange(first, first + b, dtype=np.int64)
+        b64 = block.astype(np.float64)
+        bnorms = np.einsum("ij,ij->i", b64, b64)
+        nr = self.n_retained
+        resolved = np.zeros(b, dtype=bool)
+        # 1. against the retained set before this block (all ids smaller than the block's)
+        if nr:
+            g = block @ self._emb[:nr].T
+            thr = _filter_threshold(bnorms, float(self._norms[:nr].min()), self.d2, self.dim)
+            rows, cols = np.nonzero(g >= thr[:, None])
+            del g
+            if rows.size:
+                sq = sq_dist_rows(block, rows, self._emb[cols])
+                ok = sq <= self.d2
+                rows, cols, sq = rows[ok], cols[ok], sq[ok]
+                urows, first_idx = np.unique(rows, return_index=True)  # row-major: first = lowest id
+                pi[urows] = self._ids[cols[first_idx]]
+                dist[urows] = np.sqrt(sq[first_idx])
+                resolved[urows] = True
+        # 2. within the block: earlier arrivals of the block that end up retained
+        g = block @ block.T
+        thr = _filter_threshold(bnorms, float(bnorms.min()), self.d2, self.dim)
+        mask = (g >= thr[:, None]) & np.tril(np.ones((b, b), dtype=bool), k=-1)
+        mask[resolved] = False
+        rows, cols = np.nonzero(mask)
+        intra: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if rows.size:
+            sq = sq_dist_rows(block, rows, block[cols])
+            ok = sq <= self.d2
+            rows, cols, sq = rows[ok], cols[ok], sq[ok]
+            if rows.size:
+                starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+                ends = np.r_[starts[1:], rows.size]
+                for a, z in zip(starts, ends):
+                    intra[int(rows[a])] = (cols[a:z], sq[a:z])
+        kept = ~resolved
+        for i in sorted(intra):
+            js, sqs = intra[i]
+            alive = np.flatnonzero(kept[js])
+            if alive.size:
+                j = int(alive[0])
+                pi[i] = gids[js[j]]
+                dist[i] = math.sqrt(sqs[j])
+                kept[i] = False
+        pi[kept] = gids[kept]
+        kept_before = np.concatenate([[0], np.cumsum(kept)[:-1]])
+        verified = int(b * nr + kept_before.sum())
+        if kept.any():
+            self._append(block[kept], gids[kept], None)
+        return verified
+
+
+def _make_settings(r: int, rel: float) -> BandSettings:
+    return BandSettings(r=r, rel=rel)
+
+
+@dataclass(frozen=True)
+class SubstitutionResult:
+    """Output of one run of Algorithm 2 (SPEC §5): the map π and what was measured on the way.
+
+    ``distances[i] = ||e_i - e_π[i]||₂`` (0.0 for retained chunks); ``delta_hat`` is their max
+    (the measured bound of §C.5, ``0.0`` when nothing merged).
+    """
+
+    pi: np.ndarray
+    distances: np.ndarray
+    t: float
+    mode: str
+    pairs_verified: int
+    total_pairs: int
+    wall_time_s: float
+    settings: BandSettings | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.pi.shape[0])
+
+    @property
+    def delta(self) -> float:
+        return math.sqrt(delta_sq(self.t))
+
+    @property
+    def kept(self) -> np.ndarray:
+        """Boolean mask of retained chunks (``π[i] == i``)."""
+        return self.pi == np.arange(self.n, dtype=np.int64)
+
+    @property
+    def kept_count(self) -> int:
+        return int(self.kept.sum())
+
+    @property
+    def deleted_ids(self) -> np.ndarray:
+        return np.flatnonzero(~self.kept).astype(np.int64)
+
+    @property
+    def merge_distances(self) -> np.ndarray:
+        """The distance of every merge, in arrival order of the deleted chunks."""
+        return self.distances[~self.kept]
+
+    @property
+    def delta_hat(self) -> float:
+        d = self.merge_distances
+        return float(d.max()) if d.size else 0.0
+
+    @property
+    def deletion_digest(self) -> str:
+        return _digest.deletion_digest(self.deleted_ids)
+
+    @property
+    def map_digest(self) -> str:
+        return _digest.map_digest(self.pi)
+
+    @property
+    def candidate_rate(self) -> float:
+        return 0.0 if self.total_pairs == 0 else self.pairs_verified / self.total_pairs
+
+    def to_json(self) -> dict[str, Any]:
+        """Summary for ``--json`` output; π itself is included only for small runs (<= 10,000)."""
+        out: dict[str, Any] = {
+            "n": self.n,
+            "mode": self.mode,
+            "t": self.t,
+            "delta": self.delta,
+            "kept": self.kept_count,
+            "deleted": self.n - self.kept_count,
+            "delta_hat": _digest.fmt17(self.delta_hat),
+            "pairs_verified": self.pairs_verified,
+            "total_pairs": self.total_pairs,
+            "candidate_rate": self.candidate_rate,
+            "wall_time_s": self.wall_time_s,
+            "settings": self.settings.to_json() if self.settings else None,
+            "deletion_digest": self.deletion_digest,
+            "map_digest": self.map_digest,
+        }
+        if self.n <= 10_000:
+            out["pi"] = self.pi.tolist()
+        out.update(self.extra)
+        return out
+
+
+def substitute(
+    embeddings: Any,
+    t: float = 0.95,
+    *,
+    r: int = 4,
+    rel: float = 0.2,
+    exhaustive: bool = False,
+    normalize: bool = False,
+) -> SubstitutionResult:
+    """Algorithm 2 (batch) over embeddings in trajectory order (Appendix A; claims ``DEF1``, ``THM1``).
+
+    ``exhaustive=True`` equals :func:`oracle` exactly; the default banded mode (``r``, ``rel``) is
+    sound at any setting and equals the oracle when band recall is full.
+    """
+    t = validate_threshold(t)
+    settings = _make_settings(r, rel)
+    e = validate_embeddings(embeddings, normalize=normalize)
+    n, d = e.shape
+    start = time.perf_counter()
+    matcher = Matcher(t, d, exhaustive=exhaustive, settings=settings)
+    pi, dist, verified = matcher.admit(e)
+    wall = time.perf_counter() - start
+    return SubstitutionResult(
+        pi=pi,
+        distances=dist,
+        t=t,
+        mode="exhaustive" if exhaustive else "banded",
+        pairs_verified=verified,
+        total_pairs=n * (n - 1) // 2,
+        wall_time_s=wall,
+        settings=None if exhaustive else settings,
+    )
+
+
+def oracle(embeddings: Any, t: float, *, normalize: bool = False) -> SubstitutionResult:
+    """The definition (SPEC §5): each arrival against every retained chunk, float64, lowest id wins.
+
+    ``O(N·|R|·D)``; the semantic reference that every other mode is tested against.
+    """
+    t = validate_threshold(t)
+    d2 = delta_sq(t)
+    e = validate_embeddings(embeddings, normalize=normalize)
+    n, d = e.shape
+    start = time.perf_counter()
+    pi = np.arange(n, dtype=np.int64)
+    dist = np.zeros(n, dtype=np.float64)
+    kept_rows: list[int] = []
+    verified = 0
+    for i in range(n):
+        if kept_rows:
+            rows = np.asarray(kept_rows, dtype=np.int64)
+            verified += rows.size
+            sq = sq_dist_rows(e, rows, np.broadcast_to(e[i], (rows.size, d)))
+            ok = np.flatnonzero(sq <= d2)
+            if ok.size:
+                pi[i] = rows[ok[0]]
+                dist[i] = math.sqrt(sq[ok[0]])
+                continue
+        kept_rows.append(i)
+    return SubstitutionResult(
+        pi=pi,
+        distances=dist,
+        t=t,
+        mode="oracle",
+        pairs_verified=verified,
+        total_pairs=n * (n - 1) // 2,
+        wall_time_s=time.perf_counter() - start,
+    )
