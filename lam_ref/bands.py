@@ -26,11 +26,13 @@ import xxhash
 from .geometry import LamValueError, delta_sq, validate_embeddings, validate_positive, validate_positive_int
 
 __all__ = [
+    "BandIndex",
     "BandRecall",
     "BandSettings",
     "band_keys",
     "band_recall",
     "band_slices",
+    "intra_block_pairs",
     "quantize",
     "xxh3_64_rows",
 ]
@@ -163,13 +165,166 @@ def band_keys(embeddings: np.ndarray, settings: BandSettings) -> np.ndarray:
     """
     q = quantize(embeddings, settings.rel)
     n, d = q.shape
-    raw = q.astype("<i2").view(np.uint8).reshape(n, 2 * d)
-    cols = []
-    for start, stop in band_slices(d, settings.r):
-        cols.append(xxh3_64_rows(raw[:, 2 * start : 2 * stop]))
-    if not cols:
-        return np.zeros((n, 0), dtype=np.uint64)
-    return np.stack(cols, axis=1)
+    r = settings.r
+    raw = np.ascontiguousarray(q.astype("<i2")).view(np.uint8).reshape(n, 2 * d)
+    full, rest = divmod(d, r)
+    nb = full + (1 if rest else 0)
+    out = np.empty((n, nb), dtype=np.uint64)
+    if full:  # all full bands of all rows in one vectorised call
+        body = np.ascontiguousarray(raw[:, : 2 * r * full]).reshape(n * full, 2 * r)
+        out[:, :full] = xxh3_64_rows(body).reshape(n, full)
+    if rest:
+        out[:, full] = xxh3_64_rows(raw[:, 2 * r * full :])
+    return out
+
+
+class BandIndex:
+    """Retained positions by band key ``(band, hash)``: Algorithm 1's index ``I`` (paper §2.3).
+
+    Two levels: a compact main level of sorted numpy arrays (hash uint64, band uint16, position
+    int32: 14 bytes per band entry) searched with vectorised ``searchsorted``, and a small dict
+    buffer for rows added one at a time (online arrivals), flushed into the main level once it
+    holds more than ``max(8192, main/8)`` entries. Large additions (batch blocks) go straight to
+    the main level.
+    """
+
+    _BUFFER_LIMIT = 8192
+
+    @staticmethod
+    def _mix(keys: np.ndarray) -> np.ndarray:
+        """Key XOR a per-band constant, so equal codes in different bands sort apart (the band
+        number is stored and compared too, so the index stays exact)."""
+        nb = keys.shape[1]
+        if BandIndex._MIX.size < nb:
+            BandIndex._MIX = _splitmix64(np.arange(max(nb, 2 * BandIndex._MIX.size), dtype=np.uint64))
+        return keys ^ BandIndex._MIX[:nb]
+
+    def __init__(self) -> None:
+        self._h = np.zeros(0, np.uint64)
+        self._b = np.zeros(0, np.uint16)
+        self._p = np.zeros(0, np.int32)
+        self._buf: dict[int, list[int]] = {}
+        self._buf_entries = 0
+
+    def __len__(self) -> int:
+        return int(self._h.size + self._buf_entries)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the main level plus an estimate of 100 bytes per buffered entry."""
+        return self._h.nbytes + self._b.nbytes + self._p.nbytes + 100 * self._buf_entries
+
+    def _merge_arrays(self, h: np.ndarray, b: np.ndarray, p: np.ndarray) -> None:
+        hs = np.concatenate([self._h, h])
+        order = np.argsort(hs, kind="stable")
+        self._h = hs[order]
+        self._b = np.concatenate([self._b, b])[order]
+        self._p = np.concatenate([self._p, p])[order]
+
+    def _flush(self) -> None:
+        if not self._buf:
+            return
+        hs, bs, ps = [], [], []
+        for key, plist in self._buf.items():
+            for pos in plist:
+                hs.append(key >> 16)
+                bs.append(key & 0xFFFF)
+                ps.append(pos)
+        self._buf = {}
+        self._buf_entries = 0
+        bands = np.array(bs, np.uint16)
+        self._mix(np.zeros((1, int(bands.max()) + 1), np.uint64))  # grow the mixing table if needed
+        mixed = np.array(hs, np.uint64) ^ self._MIX[bands.astype(np.int64)]
+        self._merge_arrays(mixed, bands, np.array(ps, np.int32))
+
+    def add(self, keys: np.ndarray, positions: np.ndarray) -> None:
+        """Register rows ``keys[k]`` (all bands) under retained position ``positions[k]``."""
+        n, nb = keys.shape
+        if n == 0:
+            return
+        if n > 16:
+            self._merge_arrays(
+                self._mix(keys).reshape(-1),
+                np.tile(np.arange(nb, dtype=np.uint16), n),
+                np.repeat(np.asarray(positions, dtype=np.int32), nb),
+            )
+            return
+        buf = self._buf
+        for row, pos in zip(keys.tolist(), np.asarray(positions).tolist()):
+            for band, h in enumerate(row):
+                key = (h << 16) | band
+                lst = buf.get(key)
+                if lst is None:
+                    buf[key] = [pos]
+                else:
+                    lst.append(pos)
+        self._buf_entries += n * nb
+        if self._buf_entries > max(self._BUFFER_LIMIT, self._h.size // 8):
+            self._flush()
+
+    def query(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate pairs ``(row, position)``, unique, sorted by row then position, for query rows ``keys``."""
+        m, nb = keys.shape
+        rows: list[np.ndarray] = []
+        pos: list[np.ndarray] = []
+        if self._h.size:
+            qh = self._mix(keys).reshape(-1)
+            lo = np.searchsorted(self._h, qh, side="left")
+            hi = np.searchsorted(self._h, qh, side="right")
+            counts = hi - lo
+            hit = np.flatnonzero(counts)
+            if hit.size:
+                c = counts[hit]
+                entry = np.repeat(lo[hit] - np.concatenate([[0], np.cumsum(c)[:-1]]), c) + np.arange(int(c.sum()))
+                qidx = np.repeat(hit, c)
+                same_band = self._b[entry] == (qidx % nb)
+                rows.append(qidx[same_band] // nb)
+                pos.append(self._p[entry[same_band]].astype(np.int64))
+        if self._buf:
+            buf = self._buf
+            br: list[int] = []
+            bp: list[int] = []
+            for r, row in enumerate(keys.tolist()):
+                for band, h in enumerate(row):
+                    lst = buf.get((h << 16) | band)
+                    if lst is not None:
+                        br.extend([r] * len(lst))
+                        bp.extend(lst)
+            if br:
+                rows.append(np.array(br, np.int64))
+                pos.append(np.array(bp, np.int64))
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        r = np.concatenate(rows)
+        p = np.concatenate(pos)
+        if r.size == 0:
+            return r, p
+        width = int(p.max()) + 1
+        code = np.unique(r * width + p)
+        return code // width, code % width
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+BandIndex._MIX = _splitmix64(np.arange(1024, dtype=np.uint64))
+
+
+def intra_block_pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(i, j)``, ``j < i``, of rows of one block sharing at least one band key (sorted by i, j)."""
+    n = keys.shape[0]
+    if n < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    m = _cooccurrence_matrix(keys)
+    co = sp.tril(m @ m.T, k=-1).tocsr()
+    co.sort_indices()
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(co.indptr))
+    return rows, co.indices.astype(np.int64)
 
 
 def _cooccurrence_matrix(keys: np.ndarray) -> sp.csr_matrix:

@@ -125,7 +125,7 @@ def sq_dist_rows(e: np.ndarray, rows: np.ndarray, others: np.ndarray) -> np.ndar
     Every exact distance in lam_ref goes through this function, so the summation order (numpy's
     row reduction of ``diff*diff``) is the same on every code path.
     """
-    diff = np.asarray(e, dtype=np.float64)[rows] - np.asarray(others, dtype=np.float64)
+    diff = np.asarray(e)[rows].astype(np.float64) - np.asarray(others, dtype=np.float64)
     return (diff * diff).sum(axis=1)
 
 
@@ -183,7 +183,7 @@ def validate_embeddings(
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise LamValueError(
-            f"{name} row {row} has norm {norms[row]:.9g}, not 1 within {NORM_TOLERANCE:g}; "
+            f"{name} row {row} has norm {norms[row]:.6g}, not 1 within {NORM_TOLERANCE:g}; "
             "pass normalize=True to rescale rows to unit norm"
         )
     return np.ascontiguousarray(arr, dtype=np.float32)

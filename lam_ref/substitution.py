@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from . import digest as _digest
-from .bands import BandSettings, band_keys
+from .bands import BandIndex, BandSettings, band_keys, intra_block_pairs
 from .geometry import (
     NORM_TOLERANCE,
     LamValueError,
@@ -75,8 +75,11 @@ def _within_delta_pairs(e: np.ndarray, start: int, stop: int, d2: float) -> tupl
 class Matcher:
     """Retained set ``R`` plus candidate index; admits arrivals in order, never revising (Alg. 1/2).
 
-    ``admit`` returns, for each arrival, ``π`` (global id of its representative, or its own id),
-    its distance to the representative (0.0 when retained) and the number of pairs it verified.
+    Arrivals are processed in blocks: candidates against the retained set before the block and
+    among the block's own earlier arrivals are generated vectorised (band index or float32
+    products), every candidate is confirmed with the exact float64 rule, and a short in-order
+    scan resolves arrivals that can only match an earlier arrival of the same block. The result
+    is the same as testing one arrival at a time: the lowest retained id within δ, or retain.
     """
 
     def __init__(self, t: float, dim: int, *, exhaustive: bool = False, settings: BandSettings | None = None):
@@ -92,11 +95,9 @@ class Matcher:
         self._norms = np.zeros(64, dtype=np.float64)
         self._ids = np.zeros(64, dtype=np.int64)
         self.n_retained = 0
-        self._index: dict[int, list[int]] = {}
-        self._offsets: np.ndarray | None = None
+        self._index = BandIndex()
         self.pairs_verified = 0
 
-    # -- retained storage -------------------------------------------------------------------
     @property
     def retained_ids(self) -> np.ndarray:
         return self._ids[: self.n_retained]
@@ -105,44 +106,40 @@ class Matcher:
     def retained_embeddings(self) -> np.ndarray:
         return self._emb[: self.n_retained]
 
-    def _grow(self, need: int) -> None:
-        cap = self._emb.shape[0]
-        if need <= cap:
-            return
-        new = max(need, 2 * cap)
-        self._emb = np.concatenate([self._emb, np.zeros((new - cap, self.dim), dtype=np.float32)])
-        self._norms = np.concatenate([self._norms, np.zeros(new - cap)])
-        self._ids = np.concatenate([self._ids, np.zeros(new - cap, dtype=np.int64)])
+    @property
+    def nbytes(self) -> int:
+        """Bytes held for the retained set and its index (capacity included)."""
+        return self._emb.nbytes + self._norms.nbytes + self._ids.nbytes + self._index.nbytes
 
-    def _append(self, rows: np.ndarray, ids: np.ndarray, keys: list[list[int]] | None) -> None:
+    def _append(self, rows: np.ndarray, ids: np.ndarray, keys: np.ndarray | None) -> None:
         k = rows.shape[0]
-        self._grow(self.n_retained + k)
+        need = self.n_retained + k
+        cap = self._emb.shape[0]
+        if need > cap:
+            new = max(need, cap + cap // 2)
+            self._emb = np.concatenate([self._emb, np.zeros((new - cap, self.dim), dtype=np.float32)])
+            self._norms = np.concatenate([self._norms, np.zeros(new - cap)])
+            self._ids = np.concatenate([self._ids, np.zeros(new - cap, dtype=np.int64)])
         s = self.n_retained
-        self._emb[s : s + k] = rows
+        self._emb[s:need] = rows
         r64 = rows.astype(np.float64)
-        self._norms[s : s + k] = np.einsum("ij,ij->i", r64, r64)
-        self._ids[s : s + k] = ids
-        self.n_retained += k
+        self._norms[s:need] = np.einsum("ij,ij->i", r64, r64)
+        self._ids[s:need] = ids
+        if keys is not None:
+            self._index.add(keys, np.arange(s, need))
+        self.n_retained = need
 
-    def _band_key_lists(self, e: np.ndarray) -> list[list[int]]:
-        keys = band_keys(e, self.settings)
-        if self._offsets is None or self._offsets.shape[0] != keys.shape[1]:
-            self._offsets = np.array([b << 64 for b in range(keys.shape[1])], dtype=object)
-        return (keys.astype(object) + self._offsets).tolist()
+    def _keys(self, rows: np.ndarray) -> np.ndarray | None:
+        return None if self.exhaustive else band_keys(rows, self.settings)
 
     def restore(self, embeddings: np.ndarray, ids: np.ndarray, next_id: int) -> None:
         """Rebuild state from retained rows and their ids (used by ``OnlineSession.load``)."""
         self.next_id = int(next_id)
         self.n_retained = 0
-        self._index = {}
+        self._index = BandIndex()
         if embeddings.shape[0]:
-            self._append(embeddings, ids, None)
-            if not self.exhaustive:
-                for pos, row_keys in enumerate(self._band_key_lists(embeddings)):
-                    for key in row_keys:
-                        self._index.setdefault(key, []).append(pos)
+            self._append(embeddings, ids, self._keys(embeddings))
 
-    # -- admission ---------------------------------------------------------------------------
     def admit(self, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """Admit validated float32 rows in order. Returns ``(π, distances, pairs_verified)``."""
         n = e.shape[0]
@@ -150,106 +147,93 @@ class Matcher:
         dist = np.zeros(n, dtype=np.float64)
         verified = 0
         for s in range(0, n, _BLOCK):
-            block = e[s : s + _BLOCK]
-            if self.exhaustive:
-                verified += self._admit_exhaustive(block, pi[s : s + _BLOCK], dist[s : s + _BLOCK])
-            else:
-                verified += self._admit_banded(block, pi[s : s + _BLOCK], dist[s : s + _BLOCK])
+            verified += self._admit_block(e[s : s + _BLOCK], pi[s : s + _BLOCK], dist[s : s + _BLOCK])
         self.pairs_verified += verified
         return pi, dist, verified
 
-    def _admit_banded(self, block: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
-        key_lists = self._band_key_lists(block)
-        index = self._index
-        verified = 0
-        for k, row_keys in enumerate(key_lists):
-            gid = self.next_id
-            self.next_id += 1
-            cand: set[int] = set()
-            for key in row_keys:
-                hit = index.get(key)
-                if hit is not None:
-                    cand.update(hit)
-            rep = -1
-            if cand:
-                pos = np.fromiter(sorted(cand), dtype=np.int64, count=len(cand))
-                verified += pos.size
-                sq = sq_dist_rows(self._emb, pos, np.broadcast_to(block[k], (pos.size, self.dim)))
-                ok = np.flatnonzero(sq <= self.d2)
-                if ok.size:
-                    rep = int(pos[ok[0]])
-                    pi[k] = self._ids[rep]
-                    dist[k] = math.sqrt(sq[ok[0]])
-            if rep < 0:
-                pi[k] = gid
-                position = self.n_retained
-                self._append(block[k : k + 1], np.array([gid]), None)
-                for key in row_keys:
-                    lst = index.get(key)
-                    if lst is None:
-                        index[key] = [position]
-                    else:
-                        lst.append(position)
-        return verified
+    def _gemm_candidates(self, block: np.ndarray, bnorms: np.ndarray, others: np.ndarray, onorms: np.ndarray):
+        g = block @ others.T
+        thr = _filter_threshold(bnorms, float(onorms.min()), self.d2, self.dim)
+        return np.nonzero(g >= thr[:, None])
 
-    def _admit_exhaustive(self, block: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
+    def _prefilter(self, block, bnorms, rows, others, onorms, cols):
+        """Drop candidate pairs whose float32 dot product proves ``sq > δ²`` (margin: ``_dot_error_bound``)."""
+        if self.exhaustive or rows.size == 0:
+            return rows, cols  # already filtered by the blocked products
+        keep = []
+        err = _dot_error_bound(self.dim)
+        for s in range(0, rows.size, 16384):
+            r, c = rows[s : s + 16384], cols[s : s + 16384]
+            dots = np.einsum("ij,ij->i", block[r], others[c]).astype(np.float64)
+            thr = (bnorms[r] + onorms[c] - self.d2 - 1e-12) / 2.0 - err
+            keep.append(np.flatnonzero(dots >= thr) + s)
+        idx = np.concatenate(keep)
+        return rows[idx], cols[idx]
+
+    def _admit_block(self, block: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
         b = block.shape[0]
-        first = self.next_id
+        gids = np.arange(self.next_id, self.next_id + b, dtype=np.int64)
         self.next_id += b
-        gids = np.arange(first, first + b, dtype=np.int64)
+        nr = self.n_retained
+        keys = self._keys(block)
         b64 = block.astype(np.float64)
         bnorms = np.einsum("ij,ij->i", b64, b64)
-        nr = self.n_retained
+        # 1. candidate pairs (row, retained position) against R before the block
+        if nr == 0:
+            pre_rows = pre_pos = np.zeros(0, np.int64)
+        elif self.exhaustive:
+            pre_rows, pre_pos = self._gemm_candidates(block, bnorms, self._emb[:nr], self._norms[:nr])
+        else:
+            pre_rows, pre_pos = self._index.query(keys)
+        n_pre_candidates = pre_rows.size
+        # 2. candidate pairs (i, j), j < i, inside the block
+        if b < 2:
+            in_rows = in_cols = np.zeros(0, np.int64)
+        elif self.exhaustive:
+            in_rows, in_cols = self._gemm_candidates(block, bnorms, block, bnorms)
+            lower = in_cols < in_rows
+            in_rows, in_cols = in_rows[lower], in_cols[lower]
+        else:
+            in_rows, in_cols = intra_block_pairs(keys)
+        all_in_cols = in_cols
+        # 3. exact verification (SPEC §2) of every candidate that the float32 prefilter cannot exclude
         resolved = np.zeros(b, dtype=bool)
-        # 1. against the retained set before this block (all ids smaller than the block's)
-        if nr:
-            g = block @ self._emb[:nr].T
-            thr = _filter_threshold(bnorms, float(self._norms[:nr].min()), self.d2, self.dim)
-            rows, cols = np.nonzero(g >= thr[:, None])
-            del g
-            if rows.size:
-                sq = sq_dist_rows(block, rows, self._emb[cols])
-                ok = sq <= self.d2
-                rows, cols, sq = rows[ok], cols[ok], sq[ok]
-                urows, first_idx = np.unique(rows, return_index=True)  # row-major: first = lowest id
-                pi[urows] = self._ids[cols[first_idx]]
-                dist[urows] = np.sqrt(sq[first_idx])
-                resolved[urows] = True
-        # 2. within the block: earlier arrivals of the block that end up retained
-        g = block @ block.T
-        thr = _filter_threshold(bnorms, float(bnorms.min()), self.d2, self.dim)
-        mask = (g >= thr[:, None]) & np.tril(np.ones((b, b), dtype=bool), k=-1)
-        mask[resolved] = False
-        rows, cols = np.nonzero(mask)
-        intra: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        if rows.size:
+        pre_rows, pre_pos = self._prefilter(block, bnorms, pre_rows, self._emb, self._norms, pre_pos)
+        if pre_rows.size:
+            sq = sq_dist_rows(block, pre_rows, self._emb[pre_pos])
+            ok = sq <= self.d2
+            rows, pos, sq = pre_rows[ok], pre_pos[ok], sq[ok]
+            urows, first = np.unique(rows, return_index=True)  # sorted by (row, pos): first = lowest id
+            pi[urows] = self._ids[pos[first]]
+            dist[urows] = np.sqrt(sq[first])
+            resolved[urows] = True
+        keep = ~resolved
+        if in_rows.size:
+            todo = ~resolved[in_rows]
+            rows, cols = self._prefilter(block, bnorms, in_rows[todo], block, bnorms, in_cols[todo])
             sq = sq_dist_rows(block, rows, block[cols])
             ok = sq <= self.d2
             rows, cols, sq = rows[ok], cols[ok], sq[ok]
+            # 4. in-order scan: the lowest earlier arrival of the block that is itself retained
             if rows.size:
                 starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
                 ends = np.r_[starts[1:], rows.size]
-                for a, z in zip(starts, ends):
-                    intra[int(rows[a])] = (cols[a:z], sq[a:z])
-        kept = ~resolved
-        for i in sorted(intra):
-            js, sqs = intra[i]
-            alive = np.flatnonzero(kept[js])
-            if alive.size:
-                j = int(alive[0])
-                pi[i] = gids[js[j]]
-                dist[i] = math.sqrt(sqs[j])
-                kept[i] = False
-        pi[kept] = gids[kept]
-        kept_before = np.concatenate([[0], np.cumsum(kept)[:-1]])
-        verified = int(b * nr + kept_before.sum())
-        if kept.any():
-            self._append(block[kept], gids[kept], None)
+                for a, z in zip(starts.tolist(), ends.tolist()):
+                    i = int(rows[a])
+                    alive = np.flatnonzero(keep[cols[a:z]])
+                    if alive.size:
+                        j = a + int(alive[0])
+                        pi[i] = gids[cols[j]]
+                        dist[i] = math.sqrt(sq[j])
+                        keep[i] = False
+        pi[keep] = gids[keep]
+        if self.exhaustive:
+            verified = b * nr + int((np.cumsum(keep) - keep).sum())
+        else:
+            verified = n_pre_candidates + int(keep[all_in_cols].sum())
+        if keep.any():
+            self._append(block[keep], gids[keep], None if keys is None else keys[keep])
         return verified
-
-
-def _make_settings(r: int, rel: float) -> BandSettings:
-    return BandSettings(r=r, rel=rel)
 
 
 @dataclass(frozen=True)
@@ -352,7 +336,7 @@ def substitute(
     sound at any setting and equals the oracle when band recall is full.
     """
     t = validate_threshold(t)
-    settings = _make_settings(r, rel)
+    settings = BandSettings(r=r, rel=rel)
     e = validate_embeddings(embeddings, normalize=normalize)
     n, d = e.shape
     start = time.perf_counter()

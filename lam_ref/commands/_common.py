@@ -1,0 +1,70 @@
+"""Shared helpers of the command modules: JSON output, tables, loading embeddings."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..geometry import LamValueError
+
+
+def write_json(obj: Any, dest: str) -> None:
+    """Write ``obj`` as JSON to ``dest`` (``-`` for stdout); files are written atomically."""
+    text = json.dumps(obj, indent=2, sort_keys=True, default=_default)
+    if dest == "-":
+        sys.stdout.write(text + "\n")
+        return
+    path = Path(dest)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text + "\n")
+    os.replace(tmp, path)
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def table(rows: list[list[Any]], header: list[str]) -> str:
+    """A plain aligned text table."""
+    cells = [header] + [[_cell(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _cell(c: Any) -> str:
+    if isinstance(c, float):
+        return f"{c:.6g}"
+    return str(c)
+
+
+def load_embeddings(path: str, name: str = "embeddings") -> np.ndarray:
+    """Load an ``.npy`` (or the first array of an ``.npz``) file; errors name the path."""
+    p = Path(path)
+    if not p.exists():
+        raise LamValueError(f"{name} path {path!r} does not exist")
+    try:
+        arr = np.load(p, allow_pickle=False)
+    except Exception as exc:
+        raise LamValueError(f"{name} path {path!r} is not a readable .npy/.npz file: {exc}") from exc
+    if isinstance(arr, np.lib.npyio.NpzFile):
+        keys = list(arr.keys())
+        if not keys:
+            raise LamValueError(f"{name} path {path!r} is an empty .npz")
+        arr = arr[keys[0]]
+    return arr

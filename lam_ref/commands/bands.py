@@ -1,0 +1,36 @@
+"""``lam-ref bands``: recall of true merge pairs and candidate rate of the band index (Table 26)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..bands import band_recall
+from ._common import load_embeddings, table, write_json
+
+
+def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("bands", help="band recall and candidate rate for embeddings (Table 26)")
+    p.add_argument("embeddings", help=".npy file of unit float32 rows (N, D)")
+    p.add_argument("--threshold", "-t", type=float, nargs="+", default=[0.95], help="cosine thresholds t")
+    p.add_argument("--r", type=int, nargs="+", default=[4], help="band widths r")
+    p.add_argument("--rel", type=float, nargs="+", default=[0.2], help="quantizer steps rel = eps/sigma")
+    p.add_argument("--normalize", action="store_true", help="rescale rows to unit norm first")
+    p.add_argument("--json", metavar="PATH", help="write results as JSON (- for stdout)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    e = load_embeddings(args.embeddings)
+    results = [
+        band_recall(e, t, r=r, rel=rel, normalize=args.normalize)
+        for t in args.threshold
+        for r in args.r
+        for rel in args.rel
+    ]
+    rows = [[x.t, x.r, x.rel, x.true_pairs, f"{x.recall:.4f}", f"{100 * x.candidate_rate:.2f}%"] for x in results]
+    if args.json != "-":
+        print(table(rows, ["t", "r", "rel", "true pairs", "recall", "candidates"]))
+    if args.json:
+        write_json([x.to_json() for x in results], args.json)
+    return 0
