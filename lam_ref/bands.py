@@ -178,127 +178,126 @@ def band_keys(embeddings: np.ndarray, settings: BandSettings) -> np.ndarray:
     return out
 
 
-class BandIndex:
-    """Retained positions by band key ``(band, hash)``: Algorithm 1's index ``I`` (paper §2.3).
-
-    Two levels: a compact main level of sorted numpy arrays (hash uint64, band uint16, position
-    int32: 14 bytes per band entry) searched with vectorised ``searchsorted``, and a small dict
-    buffer for rows added one at a time (online arrivals), flushed into the main level once it
-    holds more than ``max(8192, main/8)`` entries. Large additions (batch blocks) go straight to
-    the main level.
-    """
-
-    _BUFFER_LIMIT = 8192
-
-    @staticmethod
-    def _mix(keys: np.ndarray) -> np.ndarray:
-        """Key XOR a per-band constant, so equal codes in different bands sort apart (the band
-        number is stored and compared too, so the index stays exact)."""
-        nb = keys.shape[1]
-        if BandIndex._MIX.size < nb:
-            BandIndex._MIX = _splitmix64(np.arange(max(nb, 2 * BandIndex._MIX.size), dtype=np.uint64))
-        return keys ^ BandIndex._MIX[:nb]
+class _SortedLevel:
+    """Sorted parallel arrays: mixed key (uint64), band (uint16), retained position (int32)."""
 
     def __init__(self) -> None:
-        self._h = np.zeros(0, np.uint64)
-        self._b = np.zeros(0, np.uint16)
-        self._p = np.zeros(0, np.int32)
-        self._buf: dict[int, list[int]] = {}
-        self._buf_entries = 0
+        self.h = np.zeros(0, np.uint64)
+        self.b = np.zeros(0, np.uint16)
+        self.p = np.zeros(0, np.int32)
 
-    def __len__(self) -> int:
-        return int(self._h.size + self._buf_entries)
+    @property
+    def size(self) -> int:
+        return int(self.h.size)
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the main level plus an estimate of 100 bytes per buffered entry."""
-        return self._h.nbytes + self._b.nbytes + self._p.nbytes + 100 * self._buf_entries
+        return self.h.nbytes + self.b.nbytes + self.p.nbytes
 
-    def _merge_arrays(self, h: np.ndarray, b: np.ndarray, p: np.ndarray) -> None:
-        hs = np.concatenate([self._h, h])
-        order = np.argsort(hs, kind="stable")
-        self._h = hs[order]
-        self._b = np.concatenate([self._b, b])[order]
-        self._p = np.concatenate([self._p, p])[order]
+    def insert(self, h: np.ndarray, b: np.ndarray, p: np.ndarray) -> None:
+        order = np.argsort(h, kind="stable")
+        h, b, p = h[order], b[order], p[order]
+        # after equal keys, so positions under one key stay ascending; one linear merge
+        dest = np.searchsorted(self.h, h, side="right") + np.arange(h.size)
+        old = np.ones(self.h.size + h.size, dtype=bool)
+        old[dest] = False
+        for name, new in (("h", h), ("b", b), ("p", p)):
+            cur = getattr(self, name)
+            out = np.empty(old.size, dtype=cur.dtype)
+            out[dest] = new
+            out[old] = cur
+            setattr(self, name, out)
 
-    def _flush(self) -> None:
-        if not self._buf:
+    def query(self, qh: np.ndarray, nb: int, rows: list[np.ndarray], pos: list[np.ndarray]) -> None:
+        if self.h.size == 0:
             return
-        hs, bs, ps = [], [], []
-        for key, plist in self._buf.items():
-            for pos in plist:
-                hs.append(key >> 16)
-                bs.append(key & 0xFFFF)
-                ps.append(pos)
-        self._buf = {}
-        self._buf_entries = 0
-        bands = np.array(bs, np.uint16)
-        self._mix(np.zeros((1, int(bands.max()) + 1), np.uint64))  # grow the mixing table if needed
-        mixed = np.array(hs, np.uint64) ^ self._MIX[bands.astype(np.int64)]
-        self._merge_arrays(mixed, bands, np.array(ps, np.int32))
+        lo = np.searchsorted(self.h, qh, side="left")
+        hit = np.flatnonzero(self.h[np.minimum(lo, self.h.size - 1)] == qh)
+        if hit.size == 0:
+            return
+        lo = lo[hit]
+        c = np.searchsorted(self.h, qh[hit], side="right") - lo
+        if int(c.max()) == 1:
+            entry, qidx = lo, hit
+        else:
+            entry = np.repeat(lo - np.concatenate([[0], np.cumsum(c)[:-1]]), c) + np.arange(int(c.sum()))
+            qidx = np.repeat(hit, c)
+        same_band = self.b[entry] == (qidx % nb)
+        rows.append(qidx[same_band] // nb)
+        pos.append(self.p[entry[same_band]].astype(np.int64))
+
+
+class BandIndex:
+    """Retained positions by band key ``(band, hash)``: Algorithm 1's index ``I`` (paper §2.3).
+
+    Two sorted levels of numpy arrays (mixed key uint64, band uint16, position int32: 14 bytes
+    per band entry, no Python object per entry), searched with vectorised ``searchsorted``: a main
+    level, and a small level for rows added a few at a time (online arrivals) that is merged into
+    the main level once it holds more than ``max(8192, main/8)`` entries. Keys are XORed with a
+    per-band constant so that equal codes in different bands sort apart; the band is stored and
+    compared, so the index is exact.
+    """
+
+    _BUFFER_LIMIT = 8192
+    _MIX = np.zeros(0, np.uint64)
+
+    def __init__(self) -> None:
+        self._main = _SortedLevel()
+        self._buf = _SortedLevel()
+
+    def __len__(self) -> int:
+        return self._main.size + self._buf.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._main.nbytes + self._buf.nbytes
+
+    @staticmethod
+    def _mix(keys: np.ndarray) -> np.ndarray:
+        nb = keys.shape[1]
+        if BandIndex._MIX.size < nb:
+            BandIndex._MIX = _splitmix64(np.arange(max(nb, 1024), dtype=np.uint64))
+        return keys ^ BandIndex._MIX[:nb]
 
     def add(self, keys: np.ndarray, positions: np.ndarray) -> None:
         """Register rows ``keys[k]`` (all bands) under retained position ``positions[k]``."""
         n, nb = keys.shape
         if n == 0:
             return
+        h = self._mix(keys).reshape(-1)
+        b = np.tile(np.arange(nb, dtype=np.uint16), n)
+        p = np.repeat(np.asarray(positions, dtype=np.int32), nb)
         if n > 16:
-            self._merge_arrays(
-                self._mix(keys).reshape(-1),
-                np.tile(np.arange(nb, dtype=np.uint16), n),
-                np.repeat(np.asarray(positions, dtype=np.int32), nb),
-            )
-            return
-        buf = self._buf
-        for row, pos in zip(keys.tolist(), np.asarray(positions).tolist()):
-            for band, h in enumerate(row):
-                key = (h << 16) | band
-                lst = buf.get(key)
-                if lst is None:
-                    buf[key] = [pos]
-                else:
-                    lst.append(pos)
-        self._buf_entries += n * nb
-        if self._buf_entries > max(self._BUFFER_LIMIT, self._h.size // 8):
             self._flush()
+            self._main.insert(h, b, p)
+            return
+        self._buf.insert(h, b, p)
+        if self._buf.size > max(self._BUFFER_LIMIT, self._main.size // 8):
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buf.size:
+            self._main.insert(self._buf.h, self._buf.b, self._buf.p)
+            self._buf = _SortedLevel()
 
     def query(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Candidate pairs ``(row, position)``, unique, sorted by row then position, for query rows ``keys``."""
         m, nb = keys.shape
         rows: list[np.ndarray] = []
         pos: list[np.ndarray] = []
-        if self._h.size:
+        if len(self):
             qh = self._mix(keys).reshape(-1)
-            lo = np.searchsorted(self._h, qh, side="left")
-            hi = np.searchsorted(self._h, qh, side="right")
-            counts = hi - lo
-            hit = np.flatnonzero(counts)
-            if hit.size:
-                c = counts[hit]
-                entry = np.repeat(lo[hit] - np.concatenate([[0], np.cumsum(c)[:-1]]), c) + np.arange(int(c.sum()))
-                qidx = np.repeat(hit, c)
-                same_band = self._b[entry] == (qidx % nb)
-                rows.append(qidx[same_band] // nb)
-                pos.append(self._p[entry[same_band]].astype(np.int64))
-        if self._buf:
-            buf = self._buf
-            br: list[int] = []
-            bp: list[int] = []
-            for r, row in enumerate(keys.tolist()):
-                for band, h in enumerate(row):
-                    lst = buf.get((h << 16) | band)
-                    if lst is not None:
-                        br.extend([r] * len(lst))
-                        bp.extend(lst)
-            if br:
-                rows.append(np.array(br, np.int64))
-                pos.append(np.array(bp, np.int64))
+            self._main.query(qh, nb, rows, pos)
+            self._buf.query(qh, nb, rows, pos)
         if not rows:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        r = np.concatenate(rows)
-        p = np.concatenate(pos)
+        r = np.concatenate(rows) if len(rows) > 1 else rows[0]
+        p = np.concatenate(pos) if len(pos) > 1 else pos[0]
         if r.size == 0:
             return r, p
+        if m == 1:
+            p = np.unique(p)
+            return np.zeros(p.size, np.int64), p
         width = int(p.max()) + 1
         code = np.unique(r * width + p)
         return code // width, code % width
@@ -311,8 +310,6 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return z ^ (z >> np.uint64(31))
 
-
-BandIndex._MIX = _splitmix64(np.arange(1024, dtype=np.uint64))
 
 
 def intra_block_pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

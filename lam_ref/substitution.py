@@ -146,7 +146,9 @@ class Matcher:
         pi = np.empty(n, dtype=np.int64)
         dist = np.zeros(n, dtype=np.float64)
         verified = 0
-        for s in range(0, n, _BLOCK):
+        if n == 1:
+            verified = self._admit_one(e, pi, dist)
+        for s in range(0, n if n > 1 else 0, _BLOCK):
             verified += self._admit_block(e[s : s + _BLOCK], pi[s : s + _BLOCK], dist[s : s + _BLOCK])
         self.pairs_verified += verified
         return pi, dist, verified
@@ -158,8 +160,8 @@ class Matcher:
 
     def _prefilter(self, block, bnorms, rows, others, onorms, cols):
         """Drop candidate pairs whose float32 dot product proves ``sq > δ²`` (margin: ``_dot_error_bound``)."""
-        if self.exhaustive or rows.size == 0:
-            return rows, cols  # already filtered by the blocked products
+        if self.exhaustive or rows.size < 256:
+            return rows, cols  # already filtered by the blocked products / too few to be worth it
         keep = []
         err = _dot_error_bound(self.dim)
         for s in range(0, rows.size, 16384):
@@ -169,6 +171,31 @@ class Matcher:
             keep.append(np.flatnonzero(dots >= thr) + s)
         idx = np.concatenate(keep)
         return rows[idx], cols[idx]
+
+    def _admit_one(self, row: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
+        """A single arrival (the common online case): the same decision as ``_admit_block``, fewer steps."""
+        gid = self.next_id
+        self.next_id += 1
+        nr = self.n_retained
+        keys = self._keys(row)
+        if nr == 0:
+            pos = np.zeros(0, np.int64)
+        elif self.exhaustive:
+            r64 = row.astype(np.float64)
+            thr = _filter_threshold(np.einsum("ij,ij->i", r64, r64), float(self._norms[:nr].min()), self.d2, self.dim)
+            pos = np.flatnonzero(self._emb[:nr] @ row[0] >= thr[0])
+        else:
+            pos = self._index.query(keys)[1]
+        if pos.size:
+            sq = sq_dist_rows(self._emb, pos, row)
+            ok = np.flatnonzero(sq <= self.d2)
+            if ok.size:
+                pi[0] = self._ids[pos[ok[0]]]
+                dist[0] = math.sqrt(sq[ok[0]])
+                return nr if self.exhaustive else int(pos.size)
+        pi[0] = gid
+        self._append(row, np.array([gid], dtype=np.int64), keys)
+        return nr if self.exhaustive else int(pos.size)
 
     def _admit_block(self, block: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
         b = block.shape[0]
