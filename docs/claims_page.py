@@ -1,0 +1,101 @@
+"""Generate the claims page and one page per test file that checks a claim (called from
+``docs/gen_pages.py`` at docs build time).
+
+``claims.md`` lists each registered claim (:mod:`lam_ref.claims`) with its statement, where the
+paper states it, the code that implements it (links into the API reference) and the tests that
+check it (links to generated source pages, which link back). The build fails (``RuntimeError``)
+when :func:`lam_ref.claims.check_registry` reports a problem: a registered claim without a test,
+a test naming an unknown claim, or an implementing name that does not import.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections import defaultdict
+from pathlib import Path
+
+from lam_ref.claims import CLAIMS, check_registry, registry, scan_markers
+
+CLAIMS_PAGE = "claims.md"
+TESTS_DIR = "claims/tests"
+API_PAGE = "reference/api.md"
+
+
+def _rel(from_page: str, to_page: str) -> str:
+    return posixpath.relpath(to_page, posixpath.dirname(from_page) or ".")
+
+
+def _test_page(path: str) -> str:
+    return f"{TESTS_DIR}/{path[:-3] if path.endswith('.py') else path}.md"
+
+
+def generate(open_file, root: str | os.PathLike[str]) -> list[str]:
+    """Write the pages through ``open_file`` (``mkdocs_gen_files.open``); returns the page paths."""
+    root = Path(root)
+    problems = check_registry(root)
+    if problems:
+        raise RuntimeError("claim registry check failed:\n  " + "\n  ".join(problems))
+    reg = registry()
+    markers = scan_markers(root)
+    by_claim: dict[str, list] = defaultdict(list)
+    by_file: dict[str, list] = defaultdict(list)
+    for m in markers:
+        by_claim[m.claim].append(m)
+        by_file[m.path].append(m)
+    code_to_claims: dict[str, list[str]] = defaultdict(list)
+    for c in CLAIMS:
+        for name in c.implements:
+            code_to_claims[name].append(c.id)
+    pages = [CLAIMS_PAGE]
+
+    with open_file(CLAIMS_PAGE, "w") as fh:
+        fh.write("# Claims\n\n")
+        fh.write(
+            "Every claim lam_ref checks, with its statement, where the paper states it, the code that implements "
+            "it and the tests that check it (marked `@pytest.mark.claim(\"ID\")`). Generated from "
+            "`lam_ref.claims` at build time; the build fails if a claim has no test or a test names an unknown "
+            "claim. See [the theory page](theory.md) for the reading of each claim and what lies beyond the paper.\n\n"
+        )
+        fh.write("| claim | title | where | tests |\n|---|---|---|---|\n")
+        for c in CLAIMS:
+            fh.write(f"| [{c.id}](#{c.id}) | {c.title} | {c.location} | {len(by_claim[c.id])} |\n")
+        fh.write("\n")
+        for c in CLAIMS:
+            fh.write(f'<a id="{c.id}"></a>\n\n## {c.id}: {c.title}\n\n')
+            fh.write(f"$$\n{c.statement}\n$$\n\n")
+            fh.write(f"**Where:** {c.location}. **Origin:** {c.origin}.\n\n")
+            if c.note:
+                fh.write(f"{c.note}\n\n")
+            fh.write("**Implemented by:** ")
+            if c.implements:
+                links = [f"[`{n}`]({_rel(CLAIMS_PAGE, API_PAGE)}#{n})" for n in c.implements]
+                fh.write(", ".join(links) + "\n\n")
+            else:
+                fh.write("— (checked symbolically; no code of its own)\n\n")
+            fh.write("**Checked by:**\n\n")
+            for m in by_claim[c.id]:
+                page = _test_page(m.path)
+                test = f"`{m.test}`" if m.test else "every test in the module"
+                fh.write(f"- {test} in [`{m.path}`]({_rel(CLAIMS_PAGE, page)}) (line {m.line})\n")
+            fh.write("\n")
+        fh.write("## Code → claims\n\n| code | claims |\n|---|---|\n")
+        for name in sorted(code_to_claims):
+            ids = ", ".join(f"[{cid}](#{cid})" for cid in code_to_claims[name])
+            fh.write(f"| [`{name}`]({_rel(CLAIMS_PAGE, API_PAGE)}#{name}) | {ids} |\n")
+        fh.write("\n")
+
+    for path, ms in sorted(by_file.items()):
+        page = _test_page(path)
+        pages.append(page)
+        source = (root / path).read_text(encoding="utf-8")
+        with open_file(page, "w") as fh:
+            fh.write(f"# `{path}`\n\n")
+            fh.write("Claims checked here:\n\n")
+            for m in ms:
+                target = _rel(page, CLAIMS_PAGE)
+                test = f"`{m.test}`" if m.test else "every test in the module"
+                fh.write(f"- [{m.claim}]({target}#{m.claim}) ({reg[m.claim].title}): {test}, line {m.line}\n")
+            fence = "````" if "```" in source else "```"
+            fh.write(f"\n{fence}python\n{source}\n{fence}\n")
+    return pages

@@ -1,0 +1,145 @@
+"""``lam-ref verify``: run the claim checks of :mod:`lam_ref.verify` on embeddings or trajectories.
+
+On an ``.npy``/``.npz`` file the rows are one set; on trajectories (needs
+:mod:`lam_ref.text.pipeline`) each trajectory's observation windows are one set (matching is
+within a trajectory, SPEC §1), with their token counts as weights for ``T(δ)`` (eq. 5), and the
+table aggregates over trajectories. Exit status 1 when any claim fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..geometry import LamValueError
+from ._common import load_embeddings, table, write_json
+
+
+def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "verify",
+        help="check the paper's claims (THM1, PROP2, THM2, ...) on embeddings or trajectories",
+        description="Run the theory checks (SPEC §11) on an .npy of unit rows or on trajectory files.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".npy/.npz embeddings, or trajectory files/directories")
+    p.add_argument("--threshold", "-t", type=float, default=0.95, help="cosine merge threshold t (default 0.95)")
+    p.add_argument("--r", type=int, default=4, help="band width r of the compactor under test (default 4)")
+    p.add_argument("--rel", type=float, default=0.2, help="quantizer step rel (default 0.2)")
+    p.add_argument("--exhaustive", action="store_true", help="verify exhaustive Algorithm 2 instead of banded")
+    p.add_argument("--normalize", action="store_true", help="rescale .npy rows to unit norm first")
+    p.add_argument("--queries", type=int, default=256, help="random unit queries per set (default 256)")
+    p.add_argument("--top-k", type=int, default=10, help="k of COR1/PROP1 (default 10)")
+    p.add_argument("--exact-limit", type=int, default=200, help="largest set for exact N and M by MILP (default 200)")
+    p.add_argument("--time-limit", type=float, default=20.0, help="seconds per MILP (default 20)")
+    p.add_argument("--hull-limit", type=int, default=500, help="deleted rows solved for HULL per set (default 500)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random queries and sources")
+    p.add_argument("--trajectories", action="store_true", help="treat PATHs as trajectories even if they end in .npy")
+    p.add_argument("--format", help="trajectory loader (default: detect per file)")
+    p.add_argument("--encoder", default=None, help="encoder for trajectories (default: the real MiniLM)")
+    p.add_argument("--limit", type=int, default=None, help="verify at most this many trajectories")
+    p.add_argument("--per-set", action="store_true", help="also print one line per set")
+    p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
+    p.set_defaults(func=run)
+    return p
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    for name in ("queries", "top_k", "exact_limit", "hull_limit"):
+        if getattr(args, name) < 1:
+            raise LamValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not args.time_limit > 0:
+        raise LamValueError(f"--time-limit must be > 0, got {args.time_limit}")
+    return {
+        "r": args.r,
+        "rel": args.rel,
+        "exhaustive": args.exhaustive,
+        "n_queries": args.queries,
+        "top_k": args.top_k,
+        "exact_limit": args.exact_limit,
+        "time_limit": args.time_limit,
+        "hull_limit": args.hull_limit,
+        "seed": args.seed,
+    }
+
+
+def _npy_sets(args: argparse.Namespace, opts: dict[str, Any]):
+    from ..verify import verify_set
+
+    for path in args.paths:
+        e = load_embeddings(path)
+        yield verify_set(e, args.threshold, name=str(path), normalize=args.normalize, **opts)
+
+
+def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[str, Any]):
+    try:
+        from ..text.chunking import get_tokenizer
+        from ..text.encoders import DEFAULT_ENCODER, get_encoder
+        from ..text.loaders import LoadFailure, iter_trajectories
+        from ..text.pipeline import CompactionConfig, encode_chunks
+    except ImportError as exc:  # pragma: no cover - depends on the text layer being installed
+        raise LamValueError(f"verifying trajectories needs lam_ref.text.pipeline, which is not importable: {exc}") from exc
+    from ..verify import verify_set
+
+    config = CompactionConfig(threshold=args.threshold)
+    encoder = get_encoder(args.encoder or DEFAULT_ENCODER)
+    tok = get_tokenizer(config.tokenizer)
+    meta["encoder"] = encoder.describe()
+    meta["failures"] = []
+    count = 0
+    for item in iter_trajectories(args.paths, args.format):
+        if isinstance(item, LoadFailure):
+            meta["failures"].append(item.to_json())
+            print(f"lam-ref verify: failed to load: {item.error}", file=sys.stderr)
+            continue
+        if args.limit is not None and count >= args.limit:
+            break
+        items = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
+        enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size)
+        if enc.embeddings.shape[0] == 0:
+            continue
+        weights = [c.tokens for c in enc.chunks]
+        count += 1
+        yield verify_set(enc.embeddings, args.threshold, name=item.id, weights=weights, **opts)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..verify import aggregate, table_rows
+
+    opts = _options(args)
+    as_traj = args.trajectories or not all(Path(p).suffix in (".npy", ".npz") for p in args.paths)
+    meta: dict[str, Any] = {}
+    sets = _trajectory_sets(args, opts, meta) if as_traj else _npy_sets(args, opts)
+    quiet = args.json == "-"
+    out = sys.stderr if quiet else sys.stdout
+    reports = []
+    for rep in sets:
+        reports.append(rep)
+        if args.per_set:
+            bad = [c.claim for c in rep.results.values() if c.passed is False]
+            print(f"{rep.name}: n={rep.n} D={rep.dim} {'FAIL ' + ','.join(bad) if bad else 'pass'} ({rep.wall_time_s:.2f} s)", file=out)
+    if not reports:
+        raise LamValueError("no set to verify: the inputs hold no embeddings / observation windows")
+    results = aggregate(reports)
+    total_n = sum(r.n for r in reports)
+    print(
+        f"verify: {len(reports)} set(s), {total_n} rows, D={reports[0].dim}, t={args.threshold}, {reports[0].mode}"
+        + (f", encoder {meta['encoder'].get('name')}" if "encoder" in meta else ""),
+        file=out,
+    )
+    print(table(table_rows(results), ["claim", "measured", "bound", "result"]), file=out)
+    failed = [r.claim for r in results if r.passed is False]
+    if args.json:
+        write_json(
+            {
+                "threshold": args.threshold,
+                "options": opts,
+                "meta": meta,
+                "claims": [r.to_json() for r in results],
+                "sets": [rep.to_json() for rep in reports],
+                "failed": failed,
+            },
+            args.json,
+        )
+    return 1 if failed else 0

@@ -1,0 +1,38 @@
+"""The LAM conformance suite: check any implementation of SPEC §15 against the specification.
+
+Three ways in, one set of checks (:mod:`lam_ref.conformance.checks`):
+
+* ``lam-ref conform --impl pkg.module [--json report.json] [--thorough]``;
+* ``pytest --pyargs lam_ref.conformance.suite --lam-impl=pkg.module`` (the pytest plugin
+  :mod:`lam_ref.conformance.plugin` adds the options; ``LAM_IMPL`` works too);
+* from Python, scikit-learn style: :func:`run_checks` / :func:`assert_conforms`, or any single
+  ``check_*`` function of :mod:`lam_ref.conformance.checks`.
+
+``pkg.module`` may be ``exec:COMMAND`` for an implementation in another language
+(:mod:`lam_ref.conformance.protocol`). lam_ref checks itself through
+:mod:`lam_ref.conformance.adapter` (exhaustive, ``COMPLETE = True``) and
+:mod:`lam_ref.conformance.adapter_banded` (``COMPLETE = False``); the suite's own power is shown
+by the deliberately wrong implementations in :mod:`lam_ref.conformance.mutants` and its freedom
+from false alarms by :mod:`lam_ref.conformance.independent`.
+"""
+
+from . import checks
+from .harness import CHECKS, Check, CheckSkipped, Context
+from .impl import DEFAULT_IMPL, Implementation, load_implementation
+from .runner import CheckResult, ConformanceFailure, assert_conforms, read_id_file, run_checks
+
+__all__ = [
+    "CHECKS",
+    "DEFAULT_IMPL",
+    "Check",
+    "CheckResult",
+    "CheckSkipped",
+    "ConformanceFailure",
+    "Context",
+    "Implementation",
+    "assert_conforms",
+    "checks",
+    "load_implementation",
+    "read_id_file",
+    "run_checks",
+]

@@ -1,0 +1,222 @@
+"""Loading an implementation under test and describing it (SPEC §15).
+
+An implementation is named by a spec string:
+
+* ``pkg.module`` — a Python module exposing any of ``substitute``, ``OnlineSession``,
+  ``dedup_lines`` + ``STUB_PREFIX``, ``codec_encode`` + ``codec_decode`` (the parts of SPEC §15);
+* ``exec:COMMAND`` — a separate process speaking :mod:`lam_ref.conformance.protocol`.
+
+Optional module attributes: ``COMPLETE`` (bool, default ``True``: ``substitute`` must equal the
+oracle; ``False``: held to soundness only), ``NAME``, ``__version__`` (or ``VERSION``), ``TARGET``
+(where it runs, e.g. ``"cuda:0"``) and ``EXPECTED_FAILURES`` (``{check-id prefix: reason}``,
+expected failures declared by the implementer, as scikit-learn's ``_xfail_checks``).
+
+The checks see every implementation through :class:`Implementation`, so a Python module and an
+exec server are checked by the same code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+from ..geometry import LamValueError
+
+__all__ = [
+    "DEFAULT_IMPL",
+    "PART_ATTRIBUTES",
+    "Implementation",
+    "PythonImplementation",
+    "load_implementation",
+    "resolve_spec",
+]
+
+#: The implementation checked when neither ``--lam-impl`` nor ``LAM_IMPL`` names one.
+DEFAULT_IMPL = "lam_ref.conformance.adapter"
+#: SPEC §15 parts and the module attributes each needs.
+PART_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "substitute": ("substitute",),
+    "online": ("OnlineSession",),
+    "lines": ("dedup_lines", "STUB_PREFIX"),
+    "codec": ("codec_encode", "codec_decode"),
+}
+
+
+class Implementation:
+    """The interface the checks use; subclasses adapt a Python module or an exec server."""
+
+    spec: str = ""
+    kind: str = ""
+    name: str = ""
+    version: str = "unknown"
+    complete: bool = True
+    target: str | None = None
+    stub_prefix: str | None = None
+    expected_failures: dict[str, str]
+    parts: dict[str, bool]
+    missing_reasons: dict[str, str]
+
+    def has(self, part: str) -> bool:
+        return bool(self.parts.get(part))
+
+    # the SPEC §15 calls --------------------------------------------------------------------
+    def substitute(self, embeddings: np.ndarray, t: float) -> Any:
+        raise NotImplementedError
+
+    def online_session(self, t: float) -> Any:
+        """A new Algorithm 1 session; its ``admit(embeddings)`` returns the turn's π entries."""
+        raise NotImplementedError
+
+    def dedup_lines(self, records: list[str]) -> Any:
+        raise NotImplementedError
+
+    def codec_encode(self, x: np.ndarray, eb: float) -> Any:
+        raise NotImplementedError
+
+    def codec_decode(self, data: bytes) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release resources (an exec server process)."""
+
+    def describe(self) -> dict[str, Any]:
+        """The facts the run header and the JSON report print."""
+        return {
+            "spec": self.spec,
+            "kind": self.kind,
+            "name": self.name,
+            "version": self.version,
+            "complete": self.complete,
+            "parts": {p: bool(self.parts.get(p)) for p in PART_ATTRIBUTES},
+            "missing": dict(self.missing_reasons),
+            "target": self.target,
+            "expected_failures": dict(self.expected_failures),
+        }
+
+    def header_lines(self) -> list[str]:
+        d = self.describe()
+        provided = [p for p, ok in d["parts"].items() if ok] or ["none"]
+        lines = [
+            f"lam_ref conformance: implementation {d['spec']} ({d['kind']})",
+            f"  name {d['name']}, version {d['version']}, COMPLETE={d['complete']}",
+            f"  parts provided: {', '.join(provided)}",
+        ]
+        for part, why in d["missing"].items():
+            lines.append(f"  part {part} missing: {why}")
+        from .report import execution_target  # local: report imports this module
+
+        tgt = execution_target(self)
+        gpu = tgt.get("gpu") or "none"
+        lines.append(f"  execution target: {tgt['where']}; CPU {tgt['cpu']}; GPU {gpu}")
+        return lines
+
+
+def _module_version(module: types.ModuleType) -> str:
+    for attr in ("__version__", "VERSION", "version"):
+        value = getattr(module, attr, None)
+        if isinstance(value, str):
+            return value
+    top = module.__name__.split(".")[0]
+    try:
+        return importlib.metadata.version(top)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class PythonImplementation(Implementation):
+    """A Python module implementing (part of) SPEC §15, called in-process."""
+
+    kind = "python"
+
+    def __init__(self, module: types.ModuleType, spec: str | None = None) -> None:
+        self.module = module
+        self.spec = spec or module.__name__
+        self.name = str(getattr(module, "NAME", module.__name__))
+        self.version = _module_version(module)
+        complete = getattr(module, "COMPLETE", True)
+        if not isinstance(complete, bool):
+            raise LamValueError(f"{self.spec}.COMPLETE must be True or False, got {complete!r}")
+        self.complete = complete
+        target = getattr(module, "TARGET", None)
+        self.target = None if target is None else str(target)
+        xf = getattr(module, "EXPECTED_FAILURES", {}) or {}
+        if not isinstance(xf, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in xf.items()):
+            raise LamValueError(f"{self.spec}.EXPECTED_FAILURES must map check-id prefixes to reasons (str -> str), got {xf!r}")
+        self.expected_failures = dict(xf)
+        self.parts, self.missing_reasons = {}, {}
+        for part, attrs in PART_ATTRIBUTES.items():
+            absent = [a for a in attrs if getattr(module, a, None) is None]
+            self.parts[part] = not absent
+            if absent:
+                self.missing_reasons[part] = f"module {self.spec} has no {' / '.join(absent)}"
+        prefix = getattr(module, "STUB_PREFIX", None)
+        if self.parts["lines"] and (not isinstance(prefix, str) or not prefix or "\n" in prefix):
+            raise LamValueError(f"{self.spec}.STUB_PREFIX must be a non-empty one-line string, got {prefix!r}")
+        self.stub_prefix = prefix if self.parts["lines"] else None
+
+    def substitute(self, embeddings: np.ndarray, t: float) -> Any:
+        return self.module.substitute(embeddings, t)
+
+    def online_session(self, t: float) -> Any:
+        return self.module.OnlineSession(t)
+
+    def dedup_lines(self, records: list[str]) -> Any:
+        return self.module.dedup_lines(records)
+
+    def codec_encode(self, x: np.ndarray, eb: float) -> Any:
+        return self.module.codec_encode(x, eb)
+
+    def codec_decode(self, data: bytes) -> Any:
+        return self.module.codec_decode(data)
+
+
+def resolve_spec(spec: str | None = None) -> str:
+    """The implementation spec in force: the argument, else ``$LAM_IMPL``, else :data:`DEFAULT_IMPL`."""
+    if spec:
+        return spec
+    return os.environ.get("LAM_IMPL") or DEFAULT_IMPL
+
+
+def load_implementation(
+    impl: str | types.ModuleType | Implementation | None = None, *, exec_timeout: float | None = None
+) -> Implementation:
+    """An :class:`Implementation` for a spec string, a module object or an existing implementation.
+
+    ``exec_timeout`` (seconds per request, default 10 or ``$LAM_EXEC_TIMEOUT``) applies to
+    ``exec:`` implementations. An unknown module raises :class:`LamValueError` naming the spec.
+    """
+    if isinstance(impl, Implementation):
+        return impl
+    if isinstance(impl, types.ModuleType):
+        return PythonImplementation(impl)
+    spec = resolve_spec(impl)
+    if spec.startswith("exec:"):
+        from .exec_client import ExecImplementation
+
+        return ExecImplementation(spec[len("exec:") :], timeout=exec_timeout)
+    return PythonImplementation(_import(spec), spec)
+
+
+def _import(spec: str) -> types.ModuleType:
+    """Import ``spec``; like ``python -m``, a module in the current directory is found too."""
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as exc:
+        cwd = os.getcwd()
+        top = spec.split(".")[0]
+        if exc.name != top or cwd in sys.path or "" in sys.path:
+            raise LamValueError(f"lam_impl {spec!r} cannot be imported: {exc}") from exc
+        sys.path.insert(0, cwd)
+        try:
+            return importlib.import_module(spec)
+        except ImportError as exc2:
+            sys.path.remove(cwd)
+            raise LamValueError(f"lam_impl {spec!r} cannot be imported (also tried {cwd}): {exc2}") from exc2
+    except ImportError as exc:
+        raise LamValueError(f"lam_impl {spec!r} cannot be imported: {exc}") from exc

@@ -1,0 +1,15 @@
+"""Conformance: Algorithm 1 (SPEC §6): online ≡ batch for any split into turns; sessions are independent."""
+
+import pytest
+
+from lam_ref.conformance.harness import checks_for_area
+from lam_ref.conformance.plugin import run_check
+
+CHECKS = [pytest.param(c, id=c.id, marks=pytest.mark.claim(c.claim)) for c in checks_for_area("online")]
+
+
+@pytest.mark.lam_conformance
+@pytest.mark.parametrize("check", CHECKS)
+def test_online(check, lam_impl, lam_ctx):
+    """One check of the 'online' area against the implementation under test (see lam_ref.conformance.checks)."""
+    run_check(check, lam_impl, lam_ctx)

@@ -1,0 +1,15 @@
+"""Conformance: Input validation (SPEC §2): bad input raises ValueError naming the argument and value."""
+
+import pytest
+
+from lam_ref.conformance.harness import checks_for_area
+from lam_ref.conformance.plugin import run_check
+
+CHECKS = [pytest.param(c, id=c.id, marks=pytest.mark.claim(c.claim)) for c in checks_for_area("validation")]
+
+
+@pytest.mark.lam_conformance
+@pytest.mark.parametrize("check", CHECKS)
+def test_validation(check, lam_impl, lam_ctx):
+    """One check of the 'validation' area against the implementation under test (see lam_ref.conformance.checks)."""
+    run_check(check, lam_impl, lam_ctx)

@@ -1,0 +1,832 @@
+"""Evaluation metrics of the paper (§3, Appendix F; SPEC §12): pure functions over plain inputs.
+
+Every function here takes strings, integers, floats or numpy arrays and returns numbers or small
+frozen dataclasses; none runs a compactor, a tokenizer or an encoder. The text pipeline counts
+tokens (cl100k, SPEC §3) and runs the layers; this module turns those counts into the paper's
+quantities:
+
+* removal, gross and net, over whole texts (§2.3, App. B "Accounting", Tables 12 and 15);
+* the token-weighted distribution of merge distances and ``δ̂`` (App. F.2, Table 11, ``THM1``);
+* evidence retention against a unified-diff gold patch, exact and relaxed (App. F.3, F.4, Table 14);
+* ``ECR@τ`` with exact rational comparison (eq. 8, Table 17), ``RSC`` (eq. 10), ``BFR@B`` (Table 19),
+  ``η(κ)`` and the break-even ``κ`` (eq. 9, Table 18);
+* retrieval recall@k after substitution (App. F.2, Table 11 "R@10", ``COR1``).
+
+Bad input raises :class:`~lam_ref.geometry.LamValueError` naming the argument and the value.
+Ratios whose comparison matters (micro retention, RSC, BFR) are returned as
+:class:`fractions.Fraction` so that thresholds are compared exactly; convert with ``float()`` to print.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .geometry import LamValueError, delta_from_t, sq_dist_rows, validate_embeddings
+
+__all__ = [
+    "DEFAULT_MIN_EVIDENCE_CHARS",
+    "DEFAULT_RELAXED_DILATION",
+    "EvidenceResult",
+    "EvidenceSummary",
+    "MergeDistanceStats",
+    "OperatingPoint",
+    "REPAIR_TOKENS",
+    "RemovalResult",
+    "break_even_kappa",
+    "bfr",
+    "corpus_removal",
+    "ecr_at",
+    "eta",
+    "evidence_lines",
+    "evidence_retention",
+    "format_ecr",
+    "independence_estimate",
+    "layer_removal",
+    "merge_distance_stats",
+    "merge_distances",
+    "parse_budget",
+    "recall_at_k",
+    "recall_at_k_per_query",
+    "relaxed_match",
+    "removal",
+    "removal_exact",
+    "removal_from_texts",
+    "rsc",
+    "summarize_evidence",
+    "to_fraction",
+    "weighted_quantile",
+]
+
+#: Evidence lines shorter than this (after stripping whitespace) are ignored (App. F.3: "so that
+#: ``else:`` does not count").
+DEFAULT_MIN_EVIDENCE_CHARS = 12
+#: Relaxed evidence match window: the line's alphanumeric tokens must occur in order within a window
+#: of at most ``4 ×`` their count (App. F.4).
+DEFAULT_RELAXED_DILATION = 4
+#: Tokens charged per repair turn in eq. 9 (``Δ = 636.8`` measured tokens per turn, App. E).
+REPAIR_TOKENS = 636.8
+
+
+# ----------------------------------------------------------------------------------------------
+# small validators
+
+
+def _nonneg_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise LamValueError(f"{name} must be a non-negative integer, got {value!r} ({type(value).__name__})")
+    if int(value) < 0:
+        raise LamValueError(f"{name} must be a non-negative integer, got {int(value)}")
+    return int(value)
+
+
+def _real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, np.integer, np.floating)):
+        raise LamValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    out = float(value)
+    if not math.isfinite(out):
+        raise LamValueError(f"{name} must be finite, got {out!r}")
+    return out
+
+
+def to_fraction(value: Any, name: str = "value") -> Fraction:
+    """Exact rational form of ``value``: a ``Fraction``/int as is, a string parsed (``"0.999"``,
+    ``"999/1000"``), a float through its shortest repr (``Fraction(str(0.999)) == 999/1000``).
+
+    Used for ``τ`` in :func:`ecr_at` (eq. 8) so that ``0.999`` means exactly ``999/1000``.
+    """
+    if isinstance(value, bool):
+        raise LamValueError(f"{name} must be a number or a numeric string, got {value!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(float(value)):
+            raise LamValueError(f"{name} must be finite, got {value!r}")
+        return Fraction(str(float(value)))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError) as exc:
+            raise LamValueError(f"{name} is not a number: {value!r}") from exc
+    raise LamValueError(f"{name} must be a number, Fraction or numeric string, got {value!r} ({type(value).__name__})")
+
+
+# ----------------------------------------------------------------------------------------------
+# removal (§2.3, App. B "Accounting", Tables 12, 15)
+
+
+def removal_exact(original_tokens: int, residual_tokens: int) -> Fraction:
+    """Token removal ``(tok(original) - tok(residual)) / tok(original)`` as an exact fraction.
+
+    Both counts are over whole texts (SPEC §3: never a sum of per-piece savings). An empty original
+    (0 tokens) with an empty residual has removal ``0``; a residual longer than an empty original
+    is an error. A residual longer than a non-empty original gives a negative removal (stubs can
+    cost more than they save) and is returned as such.
+    """
+    o = _nonneg_int(original_tokens, "original_tokens")
+    r = _nonneg_int(residual_tokens, "residual_tokens")
+    if o == 0:
+        if r != 0:
+            raise LamValueError(f"residual_tokens = {r} but original_tokens = 0: removal is undefined")
+        return Fraction(0)
+    return Fraction(o - r, o)
+
+
+def removal(original_tokens: int, residual_tokens: int) -> float:
+    """Token removal ``ρ = 1 - tok(residual)/tok(original)`` as a float (see :func:`removal_exact`)."""
+    return float(removal_exact(original_tokens, residual_tokens))
+
+
+def removal_from_texts(original: str, residual: str, count_tokens: Callable[[str], int]) -> float:
+    """Removal of one whole text: ``count_tokens`` is applied once to each full string (SPEC §3)."""
+    if not isinstance(original, str) or not isinstance(residual, str):
+        raise LamValueError(
+            f"original and residual must be str, got {type(original).__name__} and {type(residual).__name__}"
+        )
+    return removal(count_tokens(original), count_tokens(residual))
+
+
+@dataclass(frozen=True)
+class RemovalResult:
+    """Gross and net removal of one run (§2.3: "gross removal and net removal after ... stubs").
+
+    ``gross`` counts the residual without its stub lines, ``net`` with them (SPEC §3); ``stub_cost``
+    is ``gross - net``, the share of original tokens spent on stubs (0.69% in the paper).
+    """
+
+    original_tokens: int
+    residual_tokens: int
+    residual_tokens_without_stubs: int
+
+    @property
+    def gross(self) -> float:
+        return removal(self.original_tokens, self.residual_tokens_without_stubs)
+
+    @property
+    def net(self) -> float:
+        return removal(self.original_tokens, self.residual_tokens)
+
+    @property
+    def stub_cost(self) -> float:
+        return float(
+            removal_exact(self.original_tokens, self.residual_tokens_without_stubs)
+            - removal_exact(self.original_tokens, self.residual_tokens)
+        )
+
+    @property
+    def context_gain(self) -> float:
+        """``1 / (1 - ρ_net)`` (Table 15 "context gain"); ``inf`` when everything is removed."""
+        kept = 1.0 - self.net
+        return math.inf if kept == 0 else 1.0 / kept
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "original_tokens": self.original_tokens,
+            "residual_tokens": self.residual_tokens,
+            "residual_tokens_without_stubs": self.residual_tokens_without_stubs,
+            "gross": self.gross,
+            "net": self.net,
+            "stub_cost": self.stub_cost,
+        }
+
+
+def corpus_removal(
+    original_tokens: Iterable[int],
+    residual_tokens: Iterable[int],
+    residual_tokens_without_stubs: Iterable[int] | None = None,
+) -> RemovalResult:
+    """Token-weighted removal over many trajectories: the sums of whole-text counts (Table 15).
+
+    ``residual_tokens`` include stubs (net); ``residual_tokens_without_stubs`` (gross) defaults to
+    ``residual_tokens`` (a layer that emits no stubs). Per-trajectory removals are never averaged.
+    """
+    o = [_nonneg_int(x, f"original_tokens[{i}]") for i, x in enumerate(original_tokens)]
+    r = [_nonneg_int(x, f"residual_tokens[{i}]") for i, x in enumerate(residual_tokens)]
+    g = r if residual_tokens_without_stubs is None else [
+        _nonneg_int(x, f"residual_tokens_without_stubs[{i}]") for i, x in enumerate(residual_tokens_without_stubs)
+    ]
+    if not (len(o) == len(r) == len(g)):
+        raise LamValueError(
+            f"original_tokens, residual_tokens, residual_tokens_without_stubs differ in length: "
+            f"{len(o)}, {len(r)}, {len(g)}"
+        )
+    for i, (a, b) in enumerate(zip(r, g)):
+        if b > a:
+            raise LamValueError(
+                f"residual_tokens_without_stubs[{i}] = {b} exceeds residual_tokens[{i}] = {a} (stubs cost tokens)"
+            )
+    out = RemovalResult(sum(o), sum(r), sum(g))
+    removal_exact(out.original_tokens, out.residual_tokens)  # validates the empty-corpus case
+    return out
+
+
+def layer_removal(original_tokens: int, residual_tokens: Mapping[str, int]) -> dict[str, float]:
+    """Removal per layer configuration over one common denominator (Table 12).
+
+    ``residual_tokens`` maps a configuration name (``"L1"``, ``"L0"``, ``"L1->L0"``, ``"L0->L1"``, ...)
+    to the whole-text token count of its residual; the same ``original_tokens`` is the denominator
+    of every row ("same denominator").
+    """
+    if not isinstance(residual_tokens, Mapping):
+        raise LamValueError(f"residual_tokens must be a mapping name -> tokens, got {type(residual_tokens).__name__}")
+    return {str(k): removal(original_tokens, v) for k, v in residual_tokens.items()}
+
+
+def independence_estimate(*removals: float) -> float:
+    """Joint removal if layers removed independent tokens: ``1 - Π(1 - ρ_i)`` (Table 12, rejected).
+
+    Table 12: L0 18.04% and L1 13.81% give 29.35%, against 22.97% measured for L1 → L0.
+    """
+    prod = 1.0
+    for i, x in enumerate(removals):
+        v = _real(x, f"removals[{i}]")
+        if not 0.0 <= v <= 1.0:
+            raise LamValueError(f"removals[{i}] must be in [0, 1], got {v!r}")
+        prod *= 1.0 - v
+    return 1.0 - prod
+
+
+# ----------------------------------------------------------------------------------------------
+# merge distances (App. F.2, Table 11)
+
+
+def merge_distances(embeddings: Any, pi: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, d)`` of every merged chunk: ``d_i = ||e_i - e_π[i]||₂`` by the exact float64 rule (SPEC §2).
+
+    ``ids`` are the ``i`` with ``π[i] != i`` in increasing order. ``π`` must be a valid map (SPEC §1):
+    each ``π[i]`` is ``i`` or a smaller id that is itself retained.
+    """
+    e = validate_embeddings(embeddings, "embeddings")
+    p = _validate_pi(pi, e.shape[0])
+    ids = np.flatnonzero(p != np.arange(p.size, dtype=np.int64))
+    if ids.size == 0:
+        return ids.astype(np.int64), np.zeros(0, dtype=np.float64)
+    return ids.astype(np.int64), np.sqrt(sq_dist_rows(e, ids, e[p[ids]]))
+
+
+def _validate_pi(pi: Any, n: int) -> np.ndarray:
+    try:
+        arr = np.asarray(pi)
+    except Exception as exc:
+        raise LamValueError(f"pi must be an integer array, could not convert: {exc}") from exc
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise LamValueError(f"pi must have shape ({n},), got {arr.shape}")
+    if n and not np.issubdtype(arr.dtype, np.integer):
+        raise LamValueError(f"pi must be an integer array, got dtype {arr.dtype}")
+    p = arr.astype(np.int64)
+    idx = np.arange(n, dtype=np.int64)
+    bad = (p < 0) | (p > idx)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise LamValueError(f"pi[{i}] = {int(p[i])} is not a retained id <= {i}")
+    merged = p != idx
+    if merged.any() and (p[p[merged]] != p[merged]).any():
+        i = int(np.flatnonzero(merged & (p[p] != p))[0])
+        raise LamValueError(f"pi[{i}] = {int(p[i])} points to a chunk that is itself merged (pi[{int(p[i])}] = "
+                            f"{int(p[p[i]])})")
+    return p
+
+
+def weighted_quantile(values: Any, weights: Any, q: Any) -> float:
+    """Lower weighted quantile: the smallest ``v_j`` (values sorted) whose cumulative weight is ``>= q·W``.
+
+    ``weights`` are non-negative integers (token counts) and ``q`` in ``[0, 1]`` is compared exactly
+    (:func:`to_fraction`), so the result is one of the values, never an interpolation. ``q = 0.5``
+    is the lower weighted median; ``q = 1`` is the largest value of positive weight.
+    """
+    v, w = _values_weights(values, weights)
+    if v.size == 0:
+        raise LamValueError("values is empty: a quantile needs at least one value")
+    qq = to_fraction(q, "q")
+    if not 0 <= qq <= 1:
+        raise LamValueError(f"q must be in [0, 1], got {q!r}")
+    order = np.argsort(v, kind="stable")
+    total = int(w.sum())
+    target = qq * total
+    cum = 0
+    for j in order.tolist():
+        cum += int(w[j])
+        if w[j] > 0 and cum >= target:
+            return float(v[j])
+    return float(v[order[-1]])  # unreachable when total > 0
+
+
+def _values_weights(values: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
+    v = np.asarray(values, dtype=np.float64).reshape(-1) if np.size(values) else np.zeros(0)
+    w_raw = np.asarray(weights).reshape(-1) if np.size(weights) else np.zeros(0, dtype=np.int64)
+    if v.shape != w_raw.shape:
+        raise LamValueError(f"values and weights differ in length: {v.size} vs {w_raw.size}")
+    if v.size and not np.isfinite(v).all():
+        raise LamValueError(f"values has a non-finite entry at {int(np.flatnonzero(~np.isfinite(v))[0])}")
+    if w_raw.size and not np.issubdtype(w_raw.dtype, np.integer):
+        raise LamValueError(f"weights must be integer token counts, got dtype {w_raw.dtype}")
+    w = w_raw.astype(np.int64)
+    if (w < 0).any():
+        raise LamValueError(f"weights[{int(np.flatnonzero(w < 0)[0])}] is negative")
+    if v.size and int(w.sum()) == 0:
+        raise LamValueError("weights sum to 0: no token carries the distribution")
+    return v, w
+
+
+@dataclass(frozen=True)
+class MergeDistanceStats:
+    """Token-weighted distribution of the substitution distances ``d_i`` of one run (Table 11).
+
+    ``delta_hat`` is ``max d_i`` (``0.0`` when nothing merged; SPEC §1, ``THM1``), ``median`` and
+    ``p99`` are lower weighted quantiles (:func:`weighted_quantile`) over merged tokens, ``mean`` is
+    the token-weighted mean and ``mean_over_delta = mean / δ`` (Table 11's "mean/δ"),
+    ``share_below_half_delta`` the fraction of merged tokens with ``d_i < δ/2`` (App. F.2).
+    Quantile fields are ``None`` when nothing merged.
+    """
+
+    t: float
+    delta: float
+    merged: int
+    merged_tokens: int
+    delta_hat: float
+    median: float | None
+    p99: float | None
+    mean: float | None
+    mean_over_delta: float | None
+    share_below_half_delta: float | None
+
+    @property
+    def within_bound(self) -> bool:
+        """``δ̂ <= δ`` (``THM1``; always true for a sound compactor)."""
+        return self.delta_hat <= self.delta
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def merge_distance_stats(distances: Any, tokens: Any, t: float) -> MergeDistanceStats:
+    """Token-weighted statistics of merge distances ``d_i`` with weights ``tokens_i`` (Table 11, App. F.2).
+
+    ``distances[k]`` and ``tokens[k]`` belong to the same merged chunk (e.g. from :func:`merge_distances`
+    and the pipeline's chunk token counts); ``t`` is the merge threshold, ``δ = sqrt(2 - 2t)`` (``EQ1``).
+    """
+    delta = delta_from_t(t)
+    v, w = _values_weights(distances, tokens)
+    if (v < 0).any():
+        raise LamValueError(f"distances[{int(np.flatnonzero(v < 0)[0])}] is negative")
+    if v.size == 0:
+        return MergeDistanceStats(float(t), delta, 0, 0, 0.0, None, None, None, None, None)
+    total = int(w.sum())
+    mean = float(np.dot(v, w.astype(np.float64)) / total)
+    below = int(w[v < delta / 2.0].sum())
+    return MergeDistanceStats(
+        t=float(t),
+        delta=delta,
+        merged=int(v.size),
+        merged_tokens=total,
+        delta_hat=float(v.max()),
+        median=weighted_quantile(v, w, Fraction(1, 2)),
+        p99=weighted_quantile(v, w, Fraction(99, 100)),
+        mean=mean,
+        mean_over_delta=mean / delta if delta > 0 else None,
+        share_below_half_delta=below / total,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# evidence (App. F.3, F.4, Table 14)
+
+_ALNUM = re.compile(r"[^\W_]+")
+
+
+def evidence_lines(gold_patch: str, min_chars: int = DEFAULT_MIN_EVIDENCE_CHARS) -> list[str]:
+    """The evidence lines of a unified-diff gold patch (App. F.3, SPEC §12).
+
+    Every line starting with ``+`` except file headers (``+++ ``) is an added line; its ``+`` marker
+    is removed and surrounding whitespace stripped; lines with fewer than ``min_chars`` characters
+    after stripping are dropped. Duplicates are kept once, in first-occurrence order (a line is one
+    piece of evidence however often the patch adds it). ``\\r\\n`` line ends are accepted.
+    """
+    if not isinstance(gold_patch, str):
+        raise LamValueError(f"gold_patch must be str, got {type(gold_patch).__name__}")
+    n = _nonneg_int(min_chars, "min_chars")
+    seen: dict[str, None] = {}
+    for raw in gold_patch.split("\n"):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if not line.startswith("+") or line.startswith("+++ ") or line == "+++":
+            continue
+        body = line[1:].strip()
+        if len(body) >= n and body not in seen:
+            seen[body] = None
+    return list(seen)
+
+
+def _as_texts(texts: str | Sequence[str], name: str) -> list[str]:
+    if isinstance(texts, str):
+        return [texts]
+    if isinstance(texts, (bytes, bytearray)) or not isinstance(texts, Iterable):
+        raise LamValueError(f"{name} must be a str or a sequence of str, got {type(texts).__name__}")
+    out = []
+    for i, t in enumerate(texts):
+        if t is None:
+            t = ""  # a missing observation is empty (SPEC §3)
+        if not isinstance(t, str):
+            raise LamValueError(f"{name}[{i}] must be str, got {type(t).__name__}")
+        out.append(t)
+    return out
+
+
+class _TokenIndex:
+    """Positions of each alphanumeric token of one text, for the relaxed match (App. F.4)."""
+
+    def __init__(self, text: str):
+        self.positions: dict[str, list[int]] = {}
+        for pos, m in enumerate(_ALNUM.finditer(text)):
+            self.positions.setdefault(m.group(), []).append(pos)
+
+    def contains(self, tokens: Sequence[str], dilation: int) -> bool:
+        k = len(tokens)
+        width = dilation * k
+        lists = []
+        for tok in tokens:
+            lst = self.positions.get(tok)
+            if lst is None:
+                return False
+            lists.append(lst)
+        for start in lists[0]:
+            limit = start + width - 1  # last admissible position of the final token
+            pos = start
+            ok = True
+            for lst in lists[1:]:
+                j = bisect.bisect_right(lst, pos)
+                if j == len(lst) or lst[j] > limit:
+                    ok = False
+                    break
+                pos = lst[j]
+            if ok:
+                return True
+        return False
+
+
+def relaxed_match(line: str, text: str, dilation: int = DEFAULT_RELAXED_DILATION) -> bool:
+    """Relaxed survival of one evidence line in one text (App. F.4).
+
+    Alphanumeric tokens are maximal runs of Unicode letters and digits (regex ``[^\\W_]+``; ``_``
+    separates tokens), case-sensitive. With ``k`` tokens in ``line``, the match holds iff ``text``
+    has tokens at positions ``p_1 < ... < p_k`` equal to them in order with ``p_k - p_1 + 1 <=
+    dilation·k``. A line without alphanumeric tokens falls back to the exact substring test.
+    """
+    d = _nonneg_int(dilation, "dilation")
+    if d < 1:
+        raise LamValueError(f"dilation must be >= 1, got {d}")
+    toks = _ALNUM.findall(line)
+    if not toks:
+        return line in text
+    return _TokenIndex(text).contains(toks, d)
+
+
+@dataclass(frozen=True)
+class EvidenceResult:
+    """Evidence survival of one trajectory (Table 14): witnessed lines, and which were lost.
+
+    ``witnessed`` are the gold-patch evidence lines found verbatim in some original observation;
+    ``lost`` those of them not found in the residual (exact: substring; relaxed: :func:`relaxed_match`).
+    """
+
+    witnessed: tuple[str, ...]
+    lost: tuple[str, ...]
+    relaxed: bool = False
+
+    @property
+    def witnessed_count(self) -> int:
+        return len(self.witnessed)
+
+    @property
+    def kept_count(self) -> int:
+        return len(self.witnessed) - len(self.lost)
+
+    @property
+    def intact(self) -> bool:
+        """No witnessed line lost (vacuously true when nothing is witnessed; eq. 10)."""
+        return not self.lost
+
+    @property
+    def retention(self) -> Fraction:
+        """``kept / witnessed``; ``1`` when nothing is witnessed."""
+        return Fraction(self.kept_count, self.witnessed_count) if self.witnessed else Fraction(1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "witnessed": self.witnessed_count,
+            "kept": self.kept_count,
+            "lost_lines": list(self.lost),
+            "relaxed": self.relaxed,
+        }
+
+
+def evidence_retention(
+    gold_patch: str | Sequence[str],
+    originals: str | Sequence[str],
+    residual: str | Sequence[str],
+    *,
+    relaxed: bool = False,
+    min_chars: int = DEFAULT_MIN_EVIDENCE_CHARS,
+    dilation: int = DEFAULT_RELAXED_DILATION,
+) -> EvidenceResult:
+    """Which witnessed gold-patch lines survive compaction in one trajectory (App. F.3, F.4).
+
+    ``gold_patch`` is the unified diff text (or an already extracted list of evidence lines);
+    ``originals`` the trajectory's original observation texts; ``residual`` its residual
+    observation texts, stubs in place and not expanded (SPEC §12: "lines reachable only through
+    stubs count as lost"). Each text is searched on its own, never across a text boundary. A line
+    is witnessed iff it is a substring of some original. It survives iff it is a substring of some
+    residual text (``relaxed=False``) or :func:`relaxed_match` holds in some residual text.
+    """
+    lines = evidence_lines(gold_patch, min_chars) if isinstance(gold_patch, str) else _as_texts(gold_patch, "gold_patch")
+    orig = _as_texts(originals, "originals")
+    res = _as_texts(residual, "residual")
+    witnessed = tuple(ln for ln in lines if any(ln in o for o in orig))
+    if relaxed:
+        indexes = [_TokenIndex(r) for r in res]
+        d = _nonneg_int(dilation, "dilation")
+        if d < 1:
+            raise LamValueError(f"dilation must be >= 1, got {d}")
+
+        def survives(ln: str) -> bool:
+            toks = _ALNUM.findall(ln)
+            if not toks:
+                return any(ln in r for r in res)
+            return any(ix.contains(toks, d) for ix in indexes)
+    else:
+
+        def survives(ln: str) -> bool:
+            return any(ln in r for r in res)
+
+    lost = tuple(ln for ln in witnessed if not survives(ln))
+    return EvidenceResult(witnessed, lost, bool(relaxed))
+
+
+@dataclass(frozen=True)
+class EvidenceSummary:
+    """Pooled evidence over trajectories (Table 14): micro retention and macro intactness.
+
+    ``micro = Σ kept / Σ witnessed`` (exact; ``1`` if nothing witnessed); ``macro_intact`` is the
+    fraction of trajectories with at least one witnessed line that lose none.
+    """
+
+    trajectories: int
+    trajectories_with_evidence: int
+    witnessed: int
+    kept: int
+    intact: int
+
+    @property
+    def lost(self) -> int:
+        return self.witnessed - self.kept
+
+    @property
+    def micro(self) -> Fraction:
+        return Fraction(self.kept, self.witnessed) if self.witnessed else Fraction(1)
+
+    @property
+    def macro_intact(self) -> Fraction:
+        n = self.trajectories_with_evidence
+        return Fraction(self.intact, n) if n else Fraction(1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trajectories": self.trajectories,
+            "trajectories_with_evidence": self.trajectories_with_evidence,
+            "witnessed": self.witnessed,
+            "kept": self.kept,
+            "lost": self.lost,
+            "micro": float(self.micro),
+            "macro_intact": float(self.macro_intact),
+        }
+
+
+def summarize_evidence(results: Iterable[EvidenceResult]) -> EvidenceSummary:
+    """Pool per-trajectory :class:`EvidenceResult` s into micro and macro retention (Table 14)."""
+    n = with_ev = wit = kept = intact = 0
+    for i, r in enumerate(results):
+        if not isinstance(r, EvidenceResult):
+            raise LamValueError(f"results[{i}] must be an EvidenceResult, got {type(r).__name__}")
+        n += 1
+        wit += r.witnessed_count
+        kept += r.kept_count
+        if r.witnessed:
+            with_ev += 1
+            intact += int(r.intact)
+    return EvidenceSummary(n, with_ev, wit, kept, intact)
+
+
+# ----------------------------------------------------------------------------------------------
+# ECR@τ (eq. 8, Table 17)
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """One setting of a method (a threshold ``t``, masking's ``k``): net removal ``rho`` and the
+    evidence counts that give its exact micro retention ``lines_kept / lines_witnessed`` (eq. 8)."""
+
+    label: str
+    rho: float
+    lines_kept: int
+    lines_witnessed: int
+
+    def __post_init__(self) -> None:
+        _real(self.rho, "rho")
+        k = _nonneg_int(self.lines_kept, "lines_kept")
+        w = _nonneg_int(self.lines_witnessed, "lines_witnessed")
+        if k > w:
+            raise LamValueError(f"lines_kept = {k} exceeds lines_witnessed = {w} ({self.label!r})")
+
+    @property
+    def micro(self) -> Fraction:
+        """Exact micro retention; ``1`` when nothing is witnessed."""
+        return Fraction(self.lines_kept, self.lines_witnessed) if self.lines_witnessed else Fraction(1)
+
+
+def ecr_at(points: Iterable[OperatingPoint], tau: Any) -> float | None:
+    """``ECR@τ = max{ρ(m) : m ∈ M, micro(m) >= τ}`` (eq. 8); ``None`` ("—") when no point qualifies.
+
+    The comparison ``micro(m) >= τ`` is exact: ``micro`` is a ``Fraction`` of line counts and ``τ``
+    is converted by :func:`to_fraction` (a float through ``Fraction(str(τ))``), so at ``τ = 0.999``
+    over 6,276 lines a point losing 6 lines qualifies and one losing 7 does not (SPEC §12).
+    """
+    tt = to_fraction(tau, "tau")
+    if not 0 <= tt <= 1:
+        raise LamValueError(f"tau must be in [0, 1], got {tau!r}")
+    best: float | None = None
+    for i, m in enumerate(points):
+        if not isinstance(m, OperatingPoint):
+            raise LamValueError(f"points[{i}] must be an OperatingPoint, got {type(m).__name__}")
+        if m.micro >= tt and (best is None or float(m.rho) > best):
+            best = float(m.rho)
+    return best
+
+
+def format_ecr(value: float | None, digits: int = 2) -> str:
+    """``"—"`` for ``None``, else a percentage with ``digits`` decimals (Table 17's cells)."""
+    return "—" if value is None else f"{100.0 * value:.{digits}f}%"
+
+
+# ----------------------------------------------------------------------------------------------
+# RSC (eq. 10), BFR@B (Table 19), η(κ) (eq. 9, Table 18)
+
+
+def rsc(resolved: Sequence[bool], intact: Sequence[bool]) -> Fraction:
+    """Conditional resolve-rate ceiling (eq. 10): ``|{resolved and intact}| / n_trajectories``.
+
+    ``resolved[j]`` is the recorded outcome of trajectory ``j``; ``intact[j]`` that it retains every
+    witnessed evidence line (true when it has none). The denominator counts all trajectories, so
+    with nothing lost ``RSC`` equals the recorded resolve rate (the harness check of App. F.6).
+    """
+    res = _bools(resolved, "resolved")
+    itc = _bools(intact, "intact")
+    if len(res) != len(itc):
+        raise LamValueError(f"resolved and intact differ in length: {len(res)} vs {len(itc)}")
+    if not res:
+        raise LamValueError("resolved is empty: RSC needs at least one trajectory")
+    return Fraction(sum(1 for a, b in zip(res, itc) if a and b), len(res))
+
+
+def _bools(seq: Any, name: str) -> list[bool]:
+    out = []
+    for i, x in enumerate(seq):
+        if not isinstance(x, (bool, np.bool_)):
+            raise LamValueError(f"{name}[{i}] must be a bool, got {x!r}")
+        out.append(bool(x))
+    return out
+
+
+_BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+
+
+def parse_budget(budget: int | str) -> int:
+    """A token budget: an int, or a string like ``"16K"`` with ``K = 1000`` and ``M = 10**6`` (Table 19)."""
+    if isinstance(budget, bool):
+        raise LamValueError(f"budget must be a positive token count, got {budget!r}")
+    if isinstance(budget, (int, np.integer)):
+        b = int(budget)
+    elif isinstance(budget, str):
+        m = _BUDGET.match(budget)
+        if not m:
+            raise LamValueError(f"budget must look like 16000 or '16K', got {budget!r}")
+        mult = {"": 1, "k": 1000, "m": 1_000_000}[m.group(2).lower()]
+        value = Fraction(m.group(1)) * mult
+        if value.denominator != 1:
+            raise LamValueError(f"budget must be a whole number of tokens, got {budget!r}")
+        b = int(value)
+    else:
+        raise LamValueError(f"budget must be an int or a string like '16K', got {budget!r}")
+    if b < 1:
+        raise LamValueError(f"budget must be >= 1 token, got {budget!r}")
+    return b
+
+
+def bfr(stream_tokens: Iterable[int], budget: int | str) -> Fraction:
+    """Budget-feasibility rate ``BFR@B`` (Table 19): share of trajectories whose residual observation
+    stream has ``tokens <= B`` (``B`` via :func:`parse_budget`, ``K = 1000``)."""
+    b = parse_budget(budget)
+    toks = [_nonneg_int(x, f"stream_tokens[{i}]") for i, x in enumerate(stream_tokens)]
+    if not toks:
+        raise LamValueError("stream_tokens is empty: BFR needs at least one trajectory")
+    return Fraction(sum(1 for x in toks if x <= b), len(toks))
+
+
+def eta(rho: float, repairs: int, kappa: float, total_tokens: int, repair_tokens: float = REPAIR_TOKENS) -> float:
+    """Net reduction after repair turns, ``η(κ) = ρ - repairs·κ·Δ/T`` (eq. 9, Table 18).
+
+    ``repairs`` is the number of lost evidence lines, ``κ`` the repair turns charged per lost line,
+    ``Δ = repair_tokens`` (636.8) and ``T = total_tokens`` the observation tokens of the corpus
+    (9,017,033 in the paper).
+    """
+    r = _real(rho, "rho")
+    n = _nonneg_int(repairs, "repairs")
+    k = _real(kappa, "kappa")
+    if k < 0:
+        raise LamValueError(f"kappa must be >= 0, got {k!r}")
+    t = _nonneg_int(total_tokens, "total_tokens")
+    if t == 0:
+        raise LamValueError("total_tokens must be >= 1, got 0")
+    d = _real(repair_tokens, "repair_tokens")
+    if d < 0:
+        raise LamValueError(f"repair_tokens must be >= 0, got {d!r}")
+    return r - n * k * d / t
+
+
+def break_even_kappa(
+    rho: float, repairs: int, rho_ref: float, repairs_ref: int, total_tokens: int, repair_tokens: float = REPAIR_TOKENS
+) -> float | None:
+    """The ``κ`` at which ``η`` of a method equals ``η`` of a reference (Table 18, "break-even κ vs. ours").
+
+    Solves ``ρ - n·κ·Δ/T = ρ_ref - n_ref·κ·Δ/T``; ``None`` when the lines are parallel (equal
+    repairs) or the crossing is at a negative ``κ``.
+    """
+    r, rr = _real(rho, "rho"), _real(rho_ref, "rho_ref")
+    n, nr = _nonneg_int(repairs, "repairs"), _nonneg_int(repairs_ref, "repairs_ref")
+    t = _nonneg_int(total_tokens, "total_tokens")
+    if t == 0:
+        raise LamValueError("total_tokens must be >= 1, got 0")
+    d = _real(repair_tokens, "repair_tokens")
+    if n == nr or d <= 0:
+        return None
+    k = (r - rr) / ((n - nr) * d / t)
+    return k if k >= 0 else None
+
+
+# ----------------------------------------------------------------------------------------------
+# retrieval after substitution (App. F.2, Table 11 "R@10", COR1)
+
+
+def recall_at_k_per_query(chunks: Any, queries: Any, pi: Any, k: int) -> np.ndarray:
+    """Per-query recall@k of retrieval over the retained set, against the full index (Table 11).
+
+    For a unit query ``q`` the full index's top-``k`` ``T`` ranks all chunks by ``q·e`` (float64,
+    descending; ties to the lower id); the retained index ranks only the chunks with ``π[i] = i``
+    the same way, giving ``T_R``. Recall is ``|{x ∈ T : π(x) ∈ T_R}| / |T|``: a true top-k chunk
+    counts as recovered when its representative is retrieved ("compares with the full index's
+    top-10 after applying the substitution map"). With ``π`` the identity it is exactly 1.
+
+    ``chunks`` (N, D) and ``queries`` (Q, D) are unit rows (SPEC §2 validation); in App. F.2 the
+    queries are the trajectory's own action texts, encoded with the chunks' encoder.
+    """
+    e = validate_embeddings(chunks, "chunks", allow_empty=False)
+    qs = validate_embeddings(queries, "queries", dim=e.shape[1])
+    p = _validate_pi(pi, e.shape[0])
+    kk = _nonneg_int(k, "k")
+    if kk < 1:
+        raise LamValueError(f"k must be >= 1, got {kk}")
+    n = e.shape[0]
+    if qs.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    scores = qs.astype(np.float64) @ e.astype(np.float64).T  # (Q, N)
+    kept = np.flatnonzero(p == np.arange(n))
+    kk_full = min(kk, n)
+    kk_kept = min(kk, kept.size)
+    ids = np.arange(n)
+    out = np.empty(qs.shape[0], dtype=np.float64)
+    for j in range(qs.shape[0]):
+        s = scores[j]
+        order = np.lexsort((ids, -s))  # descending score, then ascending id
+        top = order[:kk_full]
+        sk = s[kept]
+        order_k = np.lexsort((kept, -sk))
+        top_r = kept[order_k[:kk_kept]]
+        out[j] = np.isin(p[top], top_r).sum() / top.size
+    return out
+
+
+def recall_at_k(chunks: Any, queries: Any, pi: Any, k: int = 10) -> float:
+    """Mean over queries of :func:`recall_at_k_per_query` (Table 11 "R@10"; ``nan`` is never
+    returned: zero queries raise)."""
+    per = recall_at_k_per_query(chunks, queries, pi, k)
+    if per.size == 0:
+        raise LamValueError("queries is empty: recall@k needs at least one query")
+    return float(per.mean())
+

@@ -1,0 +1,201 @@
+"""The audit store: every original record, byte for byte, from the residual (SPEC §8: "nothing is
+lost, only moved"; paper §2.3 "The stub supports later lookup and inspection").
+
+Each layer that edits a record (L1 or L0) records **patches** ``(start, end, original)``: the
+byte span ``[start, end)`` of the layer's output (UTF-8) that stands where ``original`` (the bytes
+the layer removed) stood — a stub line plus any line separator inserted around it. Undoing a
+layer replaces each span by its original bytes; undoing all layers of a record in reverse order
+gives the original text. The store keeps only the moved bytes and a SHA-256 of every original
+record, which :meth:`AuditStore.restore` checks: a residual edited after compaction, or a corrupt
+store, is refused with :class:`AuditError` instead of returning wrong text.
+
+Files are JSON (atomic write); :meth:`AuditStore.load` refuses another format or version and a
+body whose checksum does not match.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..geometry import LamValueError
+
+__all__ = ["AuditError", "AuditStore", "LayerPatch", "undo_patches"]
+
+FORMAT = "lam_ref.audit"
+FORMAT_VERSION = 1
+
+
+class AuditError(LamValueError):
+    """A residual that does not restore to its recorded original, or an unreadable audit file."""
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def undo_patches(output: str, patches: Sequence[tuple[int, int, bytes]]) -> str:
+    """A layer's input from its output: each ``[start, end)`` byte span replaced by its original.
+
+    Spans must be sorted, non-overlapping and inside the output; otherwise :class:`AuditError`.
+    """
+    b = output.encode("utf-8", errors="surrogatepass")
+    parts: list[bytes] = []
+    pos = 0
+    for k, (start, end, original) in enumerate(patches):
+        if not pos <= start <= end <= len(b):
+            raise AuditError(
+                f"patches[{k}] = ({start}, {end}) does not fit the text (length {len(b)} bytes, previous end {pos})"
+            )
+        parts.append(b[pos:start])
+        parts.append(original)
+        pos = end
+    parts.append(b[pos:])
+    try:
+        return b"".join(parts).decode("utf-8", errors="surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise AuditError(f"undoing the patches gives invalid UTF-8 at byte {exc.start}") from exc
+
+
+@dataclass(frozen=True)
+class LayerPatch:
+    """The patches one layer (``"L1"`` or ``"L0"``) applied to one record."""
+
+    layer: str
+    patches: tuple[tuple[int, int, bytes], ...]
+
+    @property
+    def moved_bytes(self) -> int:
+        return sum(len(p[2]) for p in self.patches)
+
+
+@dataclass
+class AuditStore:
+    """Moved bytes and original checksums of one trajectory's records (SPEC §8)."""
+
+    trajectory_id: str
+    sha256: list[str]
+    edits: dict[int, list[LayerPatch]] = field(default_factory=dict)
+
+    @classmethod
+    def for_records(cls, trajectory_id: str, texts: Sequence[str]) -> AuditStore:
+        """An empty store for records with these original texts."""
+        return cls(str(trajectory_id), [_sha(t) for t in texts])
+
+    @property
+    def n_records(self) -> int:
+        return len(self.sha256)
+
+    @property
+    def moved_bytes(self) -> int:
+        """Bytes moved out of the residual into the store (all layers)."""
+        return sum(lp.moved_bytes for edits in self.edits.values() for lp in edits)
+
+    def add(self, record: int, layer: str, patches: Sequence[tuple[int, int, bytes]]) -> None:
+        """Record that ``layer`` edited ``record`` (no-op without patches). Layers are added in
+        the order they ran."""
+        if not 0 <= record < self.n_records:
+            raise LamValueError(f"record must be in [0, {self.n_records}), got {record}")
+        if patches:
+            self.edits.setdefault(int(record), []).append(LayerPatch(str(layer), tuple(patches)))
+
+    def restore_record(self, record: int, residual: str) -> str:
+        """The original text of ``record`` from its residual text; checked against its SHA-256."""
+        if not 0 <= record < self.n_records:
+            raise AuditError(f"record {record} is not in this audit store ({self.n_records} records)")
+        text = residual
+        for lp in reversed(self.edits.get(record, [])):
+            text = undo_patches(text, lp.patches)
+        if _sha(text) != self.sha256[record]:
+            raise AuditError(
+                f"record {record} of trajectory {self.trajectory_id!r} does not restore to its original "
+                "(SHA-256 mismatch): the residual or the audit store was changed"
+            )
+        return text
+
+    def restore(self, residual: Sequence[str]) -> list[str]:
+        """Every original record text from the residual record texts (same order and count)."""
+        if len(residual) != self.n_records:
+            raise AuditError(f"residual has {len(residual)} records, the audit store {self.n_records}")
+        return [self.restore_record(i, t) for i, t in enumerate(residual)]
+
+    # -- persistence -------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        edits = {}
+        for rec, layers in sorted(self.edits.items()):
+            edits[str(rec)] = [
+                {"layer": lp.layer, "patches": [[s, e, *_enc(o)] for s, e, o in lp.patches]} for lp in layers
+            ]
+        body = {"trajectory": self.trajectory_id, "sha256": self.sha256, "edits": edits}
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        return {"format": FORMAT, "version": FORMAT_VERSION, "body_sha256": digest, "body": body}
+
+    @classmethod
+    def from_json(cls, obj: Any, source: str = "<json>") -> AuditStore:
+        try:
+            if obj.get("format") != FORMAT:
+                raise AuditError(f"{source} is not a lam_ref audit store (format {obj.get('format')!r})")
+            if obj.get("version") != FORMAT_VERSION:
+                raise AuditError(f"{source} has audit format version {obj.get('version')!r}, expected {FORMAT_VERSION}")
+            body = obj["body"]
+            if hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest() != obj["body_sha256"]:
+                raise AuditError(f"{source} is corrupt: body checksum mismatch")
+            store = cls(str(body["trajectory"]), [str(s) for s in body["sha256"]])
+            for rec, layers in body["edits"].items():
+                for lp in layers:
+                    patches = tuple((int(p[0]), int(p[1]), _dec(p[2], p[3])) for p in lp["patches"])
+                    store.add(int(rec), str(lp["layer"]), patches)
+            return store
+        except AuditError:
+            raise
+        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+            raise AuditError(f"{source} is not a readable audit store: {type(exc).__name__}: {exc}") from exc
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the store as JSON, atomically (temp file, fsync, rename)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self.to_json(), fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> AuditStore:
+        """Read a store written by :meth:`save`; refuses other formats and corrupt files."""
+        p = Path(path)
+        try:
+            obj = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise AuditError(f"audit file {str(p)!r} cannot be read: {exc}") from exc
+        return cls.from_json(obj, f"audit file {str(p)!r}")
+
+
+def _enc(b: bytes) -> list[str]:
+    try:
+        return ["t", b.decode("utf-8")]
+    except UnicodeDecodeError:
+        return ["b64", base64.b64encode(b).decode("ascii")]
+
+
+def _dec(kind: str, value: str) -> bytes:
+    if kind == "t":
+        return value.encode("utf-8")
+    if kind == "b64":
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    raise ValueError(f"unknown patch encoding {kind!r}")

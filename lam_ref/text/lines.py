@@ -1,0 +1,208 @@
+"""L0: exact line deduplication with XXH3-64 (SPEC §7; paper §2.2 "L0", App. B.1, Table 5).
+
+Input: the residual records of one trajectory, in arrival order (after L1 in the default order).
+Each record is split on ``\\n``; a line's hash is XXH3-64 (seed 0) of its UTF-8 bytes without the
+terminator. A line is **dropped** iff its hash is already in the trajectory's seen-set; only
+lines that stay in the residual are registered. **Protected** lines are never dropped: blank
+lines (empty or whitespace-only by ``str.isspace``) and stub lines (starting with
+:data:`~lam_ref.text.stubs.STUB_PREFIX`). A maximal run of consecutive dropped lines of one record
+becomes one stub line ``[LAM:L0 {count} lines=r{r}:{l}]`` naming where the first copy
+of the run's first line stands (record index, line index in that record's output, 0-based).
+
+Implementation (equal to the definition, property-tested against a line-by-line reference):
+the first copy of any hash always stays (nothing before it is equal), and a later copy is dropped
+unless protected, and protection depends only on the line's content. So "dropped" is "not the
+first occurrence of its hash, and not protected", computed in one vectorised pass
+(``dict.setdefault`` over the hashes, in C) instead of a Python loop per line; protected first
+copies are registered too, which changes no decision because every copy of them is protected.
+``benchmarks/bench_l0.py`` measures the throughput against raw ``xxh3_64`` over the same lines.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
+import xxhash
+
+from ..geometry import LamValueError
+from .stubs import STUB_PREFIX, L0Stub
+
+__all__ = ["L0Record", "STUB_PREFIX", "dedup_lines", "dedup_records", "is_blank", "reference_dedup"]
+
+_PREFIX_B = STUB_PREFIX.encode("ascii")
+#: ``L0Stub.render`` as a bytes format (a test pins the two equal).
+_L0_FMT = (STUB_PREFIX + "L0 %d lines=r%d:%d]").encode("ascii")
+_h = xxhash.xxh3_64_intdigest
+
+
+@dataclass(frozen=True)
+class L0Record:
+    """L0's output for one record: ``text`` (stubs in place), the stub fields
+    ``(count, record, line)``, the number of dropped lines, and ``patches``
+    ``(byte_start, byte_end, original_bytes)``: each stub line's span in ``text``'s UTF-8 bytes and
+    the lines it replaced (for :mod:`lam_ref.text.audit`)."""
+
+    text: str
+    stub_fields: tuple[tuple[int, int, int], ...]
+    dropped_lines: int
+    patches: tuple[tuple[int, int, bytes], ...]
+
+    @property
+    def stubs(self) -> tuple[L0Stub, ...]:
+        """The record's L0 stubs, in order."""
+        return tuple(L0Stub(*f) for f in self.stub_fields)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.stub_fields)
+
+
+#: ASCII characters that ``str.isspace`` calls whitespace.
+_ASCII_WS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_HEAD = operator.itemgetter(slice(0, 1))
+
+
+def is_blank(line: bytes) -> bool:
+    """Whether a line (UTF-8 bytes) is empty or whitespace only (``str.isspace`` semantics)."""
+    t = line.strip(_ASCII_WS)
+    if not t:
+        return True
+    if t[0] < 0x80:  # a visible ASCII character
+        return False
+    return t.decode("utf-8", errors="surrogatepass").isspace()
+
+
+def _protected_mask(cand: list[bytes]) -> np.ndarray:
+    """Protected (blank or stub) flags for candidate lines, vectorised over C-level maps."""
+    n = len(cand)
+    stripped = list(map(bytes.strip, cand, repeat(_ASCII_WS)))
+    prot = np.fromiter(map(len, stripped), dtype=np.int64, count=n) == 0
+    prot |= np.fromiter(map(bytes.startswith, cand, repeat(_PREFIX_B)), dtype=bool, count=n)
+    # a line whose first non-ASCII-space byte is not ASCII may still be Unicode whitespace (rare)
+    head_ascii = np.fromiter(map(bytes.isascii, map(_HEAD, stripped)), dtype=bool, count=n)
+    for k in np.flatnonzero(~head_ascii & ~prot).tolist():
+        prot[k] = is_blank(cand[k])
+    return prot
+
+
+def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = None) -> list[L0Record]:
+    """L0 over one trajectory's residual records, in arrival order (SPEC §7).
+
+    ``record_ids`` are the trajectory indices of ``texts`` (default ``0..n-1``); stubs name them.
+    Returns one :class:`L0Record` per input text.
+    """
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise LamValueError(f"texts[{i}] must be str, got {type(t).__name__}")
+    rids = list(range(len(texts))) if record_ids is None else [int(r) for r in record_ids]
+    if len(rids) != len(texts):
+        raise LamValueError(f"record_ids has {len(rids)} entries for {len(texts)} texts")
+    if not texts:
+        return []
+    # one encode and one split for the whole trajectory; record r owns lines offsets[r]:offsets[r+1]
+    encoded = [t.encode("utf-8", errors="surrogatepass") for t in texts]
+    lines = b"\n".join(encoded).split(b"\n")
+    counts = np.fromiter(map(bytes.count, encoded, repeat(b"\n")), dtype=np.int64, count=len(texts)) + 1
+    n = len(lines)
+    seen: dict[int, int] = {}
+    first = np.fromiter(map(seen.setdefault, map(_h, lines), range(n)), dtype=np.int64, count=n)
+    dropped = first != np.arange(n, dtype=np.int64)
+    cand = np.flatnonzero(dropped)
+    if cand.size:
+        # protection depends only on content: decide it once per distinct line (its first copy)
+        uniq = np.unique(first[cand])
+        prot = np.zeros(n, dtype=bool)
+        prot[uniq] = _protected_mask(list(map(lines.__getitem__, uniq.tolist())))
+        dropped[cand[prot[first[cand]]]] = False
+    if not dropped.any():
+        return [L0Record(t, (), 0, ()) for t in texts]
+
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    rec_of = np.repeat(np.arange(len(texts)), counts)
+    same = np.concatenate([[False], rec_of[1:] == rec_of[:-1]])  # line j continues line j-1's record
+    prev = np.concatenate([[False], dropped[:-1]]) & same
+    nxt = np.concatenate([dropped[1:] & same[1:], [False]])
+    starts = np.flatnonzero(dropped & ~prev)
+    ends = np.flatnonzero(dropped & ~nxt)  # last line of each run
+    # output line index of every emitted line (kept lines and run starts) within its record
+    emitted = ~dropped | (dropped & ~prev)
+    cum = np.cumsum(emitted) - emitted
+    out_pos = cum - cum[offsets[:-1]][rec_of]
+    run_rec = rec_of[starts].tolist()
+    first_of_run = first[starts]
+    ptr_rec = rec_of[first_of_run].tolist()
+    ptr_line = out_pos[first_of_run].tolist()
+    local_start = (starts - offsets[rec_of[starts]]).tolist()
+    local_end = (ends - offsets[rec_of[starts]]).tolist()
+    off = offsets.tolist()
+
+    out = [L0Record(t, (), 0, ()) for t in texts]
+    fmt = _L0_FMT
+    join = b"\n".join
+    k = 0
+    nruns = len(run_rec)
+    while k < nruns:
+        r = run_rec[k]
+        rl = lines[off[r] : off[r + 1]]
+        parts: list[bytes] = []
+        stubs: list[tuple[int, int, int]] = []
+        patches: list[tuple[int, int, bytes]] = []
+        pos = 0  # next line of this record to copy
+        nbytes = 0  # output bytes so far, separators included
+        ndrop = 0
+        while k < nruns and run_rec[k] == r:
+            j0, j1 = local_start[k], local_end[k]
+            if j0 > pos:
+                kept = rl[pos:j0]
+                parts.extend(kept)
+                nbytes += sum(map(len, kept)) + len(kept)
+            field = (j1 - j0 + 1, rids[ptr_rec[k]], ptr_line[k])
+            sb = fmt % field
+            parts.append(sb)
+            stubs.append(field)
+            patches.append((nbytes, nbytes + len(sb), join(rl[j0 : j1 + 1])))
+            nbytes += len(sb) + 1
+            ndrop += field[0]
+            pos = j1 + 1
+            k += 1
+        parts.extend(rl[pos:])
+        out[r] = L0Record(join(parts).decode("utf-8", "surrogatepass"), tuple(stubs), ndrop, tuple(patches))
+    return out
+
+
+def dedup_lines(records: list[str]) -> list[str]:
+    """L0 as the conformance adapter calls it (SPEC §15): residual texts in, residual texts out."""
+    return [r.text for r in dedup_records(records)]
+
+
+def reference_dedup(records: Sequence[str]) -> list[str]:
+    """The definition of SPEC §7, line by line (slow; the oracle the tests compare against)."""
+    seen: dict[int, tuple[int, int]] = {}
+    out_texts = []
+    for r, text in enumerate(records):
+        out: list[str] = []
+        run = 0
+        run_first = (0, 0)
+        for line in text.split("\n"):
+            protected = line.strip() == "" or line.startswith(STUB_PREFIX)
+            h = _h(line.encode("utf-8", "surrogatepass"))
+            if not protected and h in seen:
+                if run == 0:
+                    run_first = seen[h]
+                run += 1
+                continue
+            if run:
+                out.append(L0Stub(run, *run_first).render())
+                run = 0
+            if not protected:
+                seen[h] = (r, len(out))
+            out.append(line)
+        if run:
+            out.append(L0Stub(run, *run_first).render())
+        out_texts.append("\n".join(out))
+    return out_texts

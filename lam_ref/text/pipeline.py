@@ -1,0 +1,630 @@
+"""Compaction of one trajectory: chunks → encoder → L1 turn by turn → L0 → residual + audit
+(paper §2.2–2.3, Algorithm 1, App. B, F.1; SPEC §3, 6, 7, 8).
+
+Default layer order **L1 then L0** (Table 12; ``layers=("l0", "l1")`` runs the ablation order):
+
+1. **Chunks** (SPEC §3): each observation record is cut into 512-token cl100k windows, ids in
+   arrival order.
+2. **Encoding**: the whole trajectory's windows in one batched pass (the decisions depend only on
+   the embeddings and their order, so encoding ahead is equivalent to encoding each arrival);
+   the truncation count is taken at the same time.
+3. **L1**: the windows are fed to :class:`~lam_ref.online.OnlineSession` turn by turn (each
+   turn's observation windows are its arrivals; Algorithm 1), or to
+   :func:`~lam_ref.substitution.substitute` with ``driver="batch"`` (Algorithm 2) — online ≡ batch
+   (SPEC §6), so both give byte-identical residuals (tested). A dropped window becomes one L1
+   stub line naming its representative and the distance (``THM1``: at most δ).
+4. **L0** (SPEC §7) over the L1 residual of the observation records, in order.
+5. **Residual and audit** (SPEC §8): the records with observations replaced by their residual
+   text, and an :class:`~lam_ref.text.audit.AuditStore` that restores every original byte.
+
+Window boundaries fall on token boundaries, which may split a multi-byte character: the residual
+keeps or drops whole characters, each belonging to the window that holds its first byte.
+
+Removal is counted over whole texts (App. B "Accounting"): ``tok(original)`` and ``tok(residual)``
+per observation record, gross without stub lines and net with them (§2.3). Alongside the chosen
+order the result reports removal of L1 alone and L0 alone over the same denominator (Table 12).
+All metric arithmetic comes from :mod:`lam_ref.metrics` (see :func:`summarize`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import digest as _digest
+from .. import metrics as _metrics
+from ..geometry import LamValueError, delta_from_t, validate_threshold
+from ..online import OnlineSession
+from ..substitution import substitute
+from .audit import AuditStore
+from .chunking import DEFAULT_TOKENIZER, DEFAULT_WINDOW, Chunk, Tokenizer, chunk_records, get_tokenizer
+from .encoders import DEFAULT_BATCH_SIZE, Encoder
+from .lines import dedup_records
+from .loaders import LoadFailure, iter_trajectories
+from .records import Record, Trajectory
+from .stubs import STUB_PREFIX, L1Stub, try_parse_stub
+
+__all__ = [
+    "CompactionConfig",
+    "CompactionResult",
+    "Encoded",
+    "L1Pass",
+    "compact_paths",
+    "compact_trajectory",
+    "encode_chunks",
+    "l1_pass",
+    "l1_residual",
+    "result_summary",
+    "strip_stub_lines",
+    "summarize",
+]
+
+LAYERS = ("l1", "l0")
+
+
+@dataclass(frozen=True)
+class CompactionConfig:
+    """Settings of one compaction run (defaults are the paper's: ``t = 0.95``, L1 then L0,
+    512-token cl100k windows, bands ``r = 4``, ``rel = 0.2``, batch 64)."""
+
+    threshold: float = 0.95
+    layers: tuple[str, ...] = ("l1", "l0")
+    window: int = DEFAULT_WINDOW
+    tokenizer: str = DEFAULT_TOKENIZER
+    r: int = 4
+    rel: float = 0.2
+    exhaustive: bool = False
+    batch_size: int = DEFAULT_BATCH_SIZE
+    driver: str = "online"
+    per_layer: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "threshold", validate_threshold(self.threshold, "threshold"))
+        layers = tuple(self.layers)
+        if not layers or any(x not in LAYERS for x in layers) or len(set(layers)) != len(layers):
+            raise LamValueError(f"layers must be a non-empty ordering of {LAYERS} without repeats, got {self.layers!r}")
+        object.__setattr__(self, "layers", layers)
+        if self.driver not in ("online", "batch"):
+            raise LamValueError(f"driver must be 'online' or 'batch', got {self.driver!r}")
+
+    @property
+    def delta(self) -> float:
+        return delta_from_t(self.threshold)
+
+    @property
+    def uses_encoder(self) -> bool:
+        return "l1" in self.layers
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "delta": self.delta,
+            "layers": list(self.layers),
+            "window": self.window,
+            "tokenizer": self.tokenizer,
+            "r": self.r,
+            "rel": self.rel,
+            "exhaustive": self.exhaustive,
+            "batch_size": self.batch_size,
+            "driver": self.driver,
+        }
+
+
+# ----------------------------------------------------------------------------------------------
+# stages
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """The windows of some observation texts and their embeddings (one batched encoder pass)."""
+
+    chunks: list[Chunk]
+    embeddings: np.ndarray
+    truncated: int
+    encode_s: float
+    chunk_s: float
+
+
+def encode_chunks(
+    items: Sequence[tuple[int, int, str]],
+    encoder: Encoder,
+    tokenizer: Tokenizer,
+    *,
+    window: int = DEFAULT_WINDOW,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool = False,
+) -> Encoded:
+    """Chunk ``(record, turn, text)`` items and encode all windows in one pass (SPEC §3, §4)."""
+    t0 = time.perf_counter()
+    chunks = chunk_records(items, tokenizer, window)
+    t1 = time.perf_counter()
+    texts = [c.text for c in chunks]
+    emb = encoder.encode(texts, batch_size=batch_size, progress=progress)
+    truncated = encoder.truncated(texts) if texts else 0
+    t2 = time.perf_counter()
+    return Encoded(chunks, emb, truncated, t2 - t1, t1 - t0)
+
+
+@dataclass(frozen=True)
+class L1Pass:
+    """L1's decisions over one trajectory's windows: ``π`` (SPEC §1), distances, counts."""
+
+    pi: np.ndarray
+    distances: np.ndarray
+    pairs_verified: int
+    turns: int
+
+    @property
+    def kept(self) -> np.ndarray:
+        return self.pi == np.arange(self.pi.shape[0], dtype=np.int64)
+
+    @property
+    def delta_hat(self) -> float:
+        merged = ~self.kept
+        return float(self.distances[merged].max()) if merged.any() else 0.0
+
+    @property
+    def deleted_ids(self) -> np.ndarray:
+        return np.flatnonzero(~self.kept).astype(np.int64)
+
+
+def l1_pass(enc: Encoded, config: CompactionConfig) -> L1Pass:
+    """Algorithm 1 turn by turn (``driver="online"``) or Algorithm 2 (``"batch"``) on the windows."""
+    e = enc.embeddings
+    n = e.shape[0]
+    if n == 0:
+        return L1Pass(np.zeros(0, np.int64), np.zeros(0), 0, 0)
+    if config.driver == "batch":
+        res = substitute(e, config.threshold, r=config.r, rel=config.rel, exhaustive=config.exhaustive)
+        return L1Pass(res.pi, res.distances, res.pairs_verified, 1)
+    session = OnlineSession(config.threshold, r=config.r, rel=config.rel, exhaustive=config.exhaustive)
+    turns = np.fromiter((c.turn for c in enc.chunks), dtype=np.int64, count=n)
+    bounds = np.flatnonzero(np.diff(turns)) + 1
+    for a, b in zip(np.r_[0, bounds], np.r_[bounds, n]):
+        session.admit(e[a:b])
+    return L1Pass(session.pi, session.distances, session.pairs_verified, session.turns)
+
+
+def _snap(b: bytes, off: int) -> int:
+    """The first character boundary at or after byte ``off`` (UTF-8 continuation bytes skipped)."""
+    n = len(b)
+    while off < n and (b[off] & 0xC0) == 0x80:
+        off += 1
+    return off
+
+
+def l1_residual(
+    text: str, chunks: Sequence[Chunk], pi: np.ndarray, distances: np.ndarray
+) -> tuple[str, list[tuple[int, int, bytes]], int]:
+    """One record's residual after L1: kept windows in place, each dropped window replaced by its
+    stub on a line of its own (a ``\\n`` is inserted before it unless it starts a line, and after
+    it unless it ends the record). Returns ``(residual, patches, stubs)``; patches feed the audit.
+    """
+    if all(int(pi[c.id]) == c.id for c in chunks):
+        return text, [], 0
+    b = text.encode("utf-8", errors="surrogatepass")
+    out = bytearray()
+    patches: list[tuple[int, int, bytes]] = []
+    last = len(chunks) - 1
+    nstubs = 0
+    for k, c in enumerate(chunks):
+        s0, s1 = _snap(b, c.byte_start), _snap(b, c.byte_end)
+        rep = int(pi[c.id])
+        if rep == c.id:
+            out += b[s0:s1]
+            continue
+        start = len(out)
+        if out and out[-1] != 0x0A:
+            out += b"\n"
+        out += L1Stub(c.id, rep, float(distances[c.id])).render().encode("ascii")
+        if k < last:
+            out += b"\n"
+        patches.append((start, len(out), b[s0:s1]))
+        nstubs += 1
+    return out.decode("utf-8", errors="surrogatepass"), patches, nstubs
+
+
+def strip_stub_lines(text: str) -> str:
+    """The residual without its stub lines (gross accounting, §2.3): every line that parses as a
+    stub (:func:`~lam_ref.text.stubs.try_parse_stub`) is removed with its line break."""
+    if STUB_PREFIX not in text:
+        return text
+    return "\n".join(ln for ln in text.split("\n") if not (ln.startswith(STUB_PREFIX) and try_parse_stub(ln)))
+
+
+@dataclass
+class _Stage:
+    """Residual observation texts after some layers, with their audit patches per layer."""
+
+    texts: list[str]
+    patches: list[list[tuple[str, list[tuple[int, int, bytes]]]]]
+    l1_stubs: int = 0
+    l0_stubs: int = 0
+    l0_dropped_lines: int = 0
+
+
+def _run_l1(stage: _Stage, obs_idx: list[int], enc: Encoded, l1: L1Pass) -> _Stage:
+    by_rec: dict[int, list[Chunk]] = {}
+    for c in enc.chunks:
+        by_rec.setdefault(c.record, []).append(c)
+    texts, patches = list(stage.texts), [list(p) for p in stage.patches]
+    n1 = 0
+    for k, rec in enumerate(obs_idx):
+        cs = by_rec.get(rec)
+        if not cs:
+            continue
+        new, pt, ns = l1_residual(texts[k], cs, l1.pi, l1.distances)
+        if pt:
+            texts[k] = new
+            patches[k].append(("L1", pt))
+            n1 += ns
+    return _Stage(texts, patches, stage.l1_stubs + n1, stage.l0_stubs, stage.l0_dropped_lines)
+
+
+def _run_l0(stage: _Stage, obs_idx: list[int]) -> _Stage:
+    res = dedup_records(stage.texts, record_ids=obs_idx)
+    texts, patches = list(stage.texts), [list(p) for p in stage.patches]
+    n0 = dropped = 0
+    for k, r in enumerate(res):
+        if r.changed:
+            texts[k] = r.text
+            patches[k].append(("L0", list(r.patches)))
+            n0 += len(r.stub_fields)
+            dropped += r.dropped_lines
+    return _Stage(texts, patches, stage.l1_stubs, stage.l0_stubs + n0, stage.l0_dropped_lines + dropped)
+
+
+def _count(tokenizer: Tokenizer, stage: _Stage, originals: list[str], orig_counts: list[int]) -> tuple[int, int]:
+    """Whole-text token counts ``(net, gross)`` of a stage; unchanged records reuse the original count."""
+    net = gross = 0
+    for k, t in enumerate(stage.texts):
+        if t is originals[k] or t == originals[k]:
+            net += orig_counts[k]
+            gross += orig_counts[k]
+            continue
+        n = tokenizer.count(t)
+        net += n
+        g = strip_stub_lines(t)
+        gross += n if g == t else tokenizer.count(g)
+    return net, gross
+
+
+# ----------------------------------------------------------------------------------------------
+# result
+
+
+@dataclass
+class CompactionResult:
+    """Everything one compaction run measured on one trajectory (``to_json`` is what the CLI writes)."""
+
+    trajectory: Trajectory
+    config: CompactionConfig
+    encoder: dict[str, Any]
+    residual_texts: list[str]
+    audit: AuditStore
+    chunks: int
+    pi: np.ndarray
+    distances: np.ndarray
+    chunk_tokens: np.ndarray
+    pairs_verified: int
+    truncated: int
+    tokens_original: int
+    tokens_residual_net: int
+    tokens_residual_gross: int
+    layer_tokens: dict[str, tuple[int, int]]
+    l1_stubs: int
+    l0_stubs: int
+    l0_dropped_lines: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    # -- derived -------------------------------------------------------------------------------
+    @property
+    def kept_chunks(self) -> int:
+        return int((self.pi == np.arange(self.pi.shape[0])).sum())
+
+    @property
+    def deleted_ids(self) -> np.ndarray:
+        return np.flatnonzero(self.pi != np.arange(self.pi.shape[0])).astype(np.int64)
+
+    @property
+    def delta_hat(self) -> float:
+        d = self.distances[self.deleted_ids]
+        return float(d.max()) if d.size else 0.0
+
+    @property
+    def deletion_digest(self) -> str:
+        return _digest.deletion_digest(self.deleted_ids)
+
+    @property
+    def map_digest(self) -> str:
+        return _digest.map_digest(self.pi)
+
+    @property
+    def removal(self) -> _metrics.RemovalResult:
+        return _metrics.RemovalResult(self.tokens_original, self.tokens_residual_net, self.tokens_residual_gross)
+
+    @property
+    def merge_stats(self) -> _metrics.MergeDistanceStats:
+        ids = self.deleted_ids
+        return _metrics.merge_distance_stats(self.distances[ids], self.chunk_tokens[ids], self.config.threshold)
+
+    def residual_records(self) -> list[Record]:
+        """The residual trajectory: records in order, observations replaced by their residual."""
+        return [
+            Record(r.role, t, r.turn, r.source, r.name)
+            for r, t in zip(self.trajectory.records, self.residual_texts)
+        ]
+
+    def restore(self) -> list[str]:
+        """Every original record text, recovered from the residual through the audit store."""
+        return self.audit.restore(self.residual_texts)
+
+    def observation_residuals(self) -> list[str]:
+        return [self.residual_texts[i] for i in self.trajectory.observation_indices]
+
+    def to_json(self) -> dict[str, Any]:
+        """The per-trajectory report (the keys of issue 3 and more)."""
+        rem = self.removal
+        layer = _metrics.layer_removal(self.tokens_original, {k: v[0] for k, v in self.layer_tokens.items()})
+        layer_gross = _metrics.layer_removal(self.tokens_original, {k: v[1] for k, v in self.layer_tokens.items()})
+        ms = self.merge_stats
+        n = self.chunks
+        out = {
+            "id": self.trajectory.id,
+            "format": self.trajectory.format,
+            "path": self.trajectory.path,
+            "records": len(self.trajectory.records),
+            "observation_records": self.trajectory.observation_count,
+            "chunks": n,
+            "kept_chunks": self.kept_chunks,
+            "tokens_original": self.tokens_original,
+            "tokens_residual_gross": self.tokens_residual_gross,
+            "tokens_residual_net": self.tokens_residual_net,
+            "removal_gross": rem.gross,
+            "removal_net": rem.net,
+            "stub_cost": rem.stub_cost,
+            "l1_removal": layer.get("L1"),
+            "l0_removal": layer.get("L0"),
+            "l1_removal_gross": layer_gross.get("L1"),
+            "l0_removal_gross": layer_gross.get("L0"),
+            "layer_removal": layer,
+            "layers": "->".join(x.upper() for x in self.config.layers),
+            "threshold": self.config.threshold,
+            "delta": self.config.delta,
+            "delta_hat": self.delta_hat,
+            "delta_hat_17g": _digest.fmt17(self.delta_hat),
+            "within_bound": self.delta_hat <= self.config.delta,
+            "merge_distances": ms.to_json(),
+            "deletion_digest": self.deletion_digest,
+            "map_digest": self.map_digest,
+            "encoder": self.encoder.get("name"),
+            "encoder_info": self.encoder,
+            "truncated_windows": self.truncated,
+            "truncation_rate": self.truncated / n if n else 0.0,
+            "pairs_verified": self.pairs_verified,
+            "l1_stubs": self.l1_stubs,
+            "l0_stubs": self.l0_stubs,
+            "l0_dropped_lines": self.l0_dropped_lines,
+            "audit_moved_bytes": self.audit.moved_bytes,
+            "timings_s": dict(self.timings),
+            "warnings": list(self.trajectory.warnings),
+        }
+        return out
+
+
+def compact_trajectory(
+    traj: Trajectory,
+    encoder: Encoder | None,
+    config: CompactionConfig | None = None,
+    *,
+    progress: bool = False,
+    cache: dict[str, Encoded] | None = None,
+) -> CompactionResult:
+    """Compact one trajectory (see the module docstring for the stages).
+
+    ``encoder`` may be ``None`` only when L1 is not among ``config.layers`` (then the L1-alone
+    removal is not reported). ``cache`` (a dict kept by the caller) reuses encodings across runs of the same trajectory
+    with other thresholds (``lam-ref sweep``): keys ``"orig"`` and ``"l0"``.
+    """
+    config = config or CompactionConfig()
+    if encoder is None and config.uses_encoder:
+        raise LamValueError(f"encoder is required for layers {config.layers!r} (L1 embeds windows)")
+    cache = {} if cache is None else cache
+    timings: dict[str, float] = {"chunk": 0.0, "encode": 0.0, "l1": 0.0, "l0": 0.0, "residual": 0.0, "tokens": 0.0}
+    t_all = time.perf_counter()
+    tok = get_tokenizer(config.tokenizer)
+    obs_idx = traj.observation_indices
+    originals = [traj.records[i].text for i in obs_idx]
+
+    def encoded(key: str, its: list[tuple[int, int, str]]) -> Encoded:
+        if key not in cache:
+            assert encoder is not None
+            cache[key] = encode_chunks(
+                its, encoder, tok, window=config.window, batch_size=config.batch_size, progress=progress
+            )
+            timings["chunk"] += cache[key].chunk_s
+            timings["encode"] += cache[key].encode_s
+        return cache[key]
+
+    def run_l1(stage: _Stage, key: str) -> tuple[_Stage, Encoded, L1Pass]:
+        its = [(i, traj.records[i].turn, t) for i, t in zip(obs_idx, stage.texts)]
+        enc = encoded(key, its)
+        t0 = time.perf_counter()
+        l1 = l1_pass(enc, config)
+        t1 = time.perf_counter()
+        out = _run_l1(stage, obs_idx, enc, l1)
+        timings["l1"] += t1 - t0
+        timings["residual"] += time.perf_counter() - t1
+        return out, enc, l1
+
+    def run_l0(stage: _Stage) -> _Stage:
+        t0 = time.perf_counter()
+        out = _run_l0(stage, obs_idx)
+        timings["l0"] += time.perf_counter() - t0
+        return out
+
+    start = _Stage(list(originals), [[] for _ in originals])
+    t0 = time.perf_counter()
+    orig_counts = tok.count_many(originals)
+    timings["tokens"] += time.perf_counter() - t0
+
+    stage = start
+    main_enc: Encoded | None = None
+    main_l1: L1Pass | None = None
+    l1_alone: _Stage | None = None
+    l0_alone: _Stage | None = None
+    for k, layer in enumerate(config.layers):
+        if layer == "l1":
+            stage, main_enc, main_l1 = run_l1(stage, "orig" if k == 0 else "l0")
+            if k == 0:
+                l1_alone = stage
+        else:
+            stage = run_l0(stage)
+            if k == 0:
+                l0_alone = stage
+    if config.per_layer:
+        if l1_alone is None and encoder is not None:
+            l1_alone = run_l1(start, "orig")[0]
+        if l0_alone is None:
+            l0_alone = run_l0(start)
+
+    t0 = time.perf_counter()
+    net, gross = _count(tok, stage, originals, orig_counts)
+    layer_tokens: dict[str, tuple[int, int]] = {"->".join(x.upper() for x in config.layers): (net, gross)}
+    if l1_alone is not None:
+        layer_tokens["L1"] = _count(tok, l1_alone, originals, orig_counts)
+    if l0_alone is not None:
+        layer_tokens["L0"] = _count(tok, l0_alone, originals, orig_counts)
+    timings["tokens"] += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    audit = AuditStore.for_records(traj.id, [r.text for r in traj.records])
+    residual = [r.text for r in traj.records]
+    for k, rec in enumerate(obs_idx):
+        residual[rec] = stage.texts[k]
+        for layer_name, patches in stage.patches[k]:
+            audit.add(rec, layer_name, patches)
+    timings["audit"] = time.perf_counter() - t0
+
+    if main_enc is None:
+        pi, dist, ctok, verified, trunc = np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64), 0, 0
+    else:
+        assert main_l1 is not None
+        pi, dist, verified = main_l1.pi, main_l1.distances, main_l1.pairs_verified
+        ctok = np.fromiter((c.tokens for c in main_enc.chunks), dtype=np.int64, count=len(main_enc.chunks))
+        trunc = main_enc.truncated
+    timings["total"] = time.perf_counter() - t_all
+    return CompactionResult(
+        trajectory=traj,
+        config=config,
+        encoder=encoder.describe() if encoder is not None else {"name": None},
+        residual_texts=residual,
+        audit=audit,
+        chunks=int(pi.shape[0]),
+        pi=pi,
+        distances=dist,
+        chunk_tokens=ctok,
+        pairs_verified=verified,
+        truncated=trunc,
+        tokens_original=sum(orig_counts),
+        tokens_residual_net=net,
+        tokens_residual_gross=gross,
+        layer_tokens=layer_tokens,
+        l1_stubs=stage.l1_stubs,
+        l0_stubs=stage.l0_stubs,
+        l0_dropped_lines=stage.l0_dropped_lines,
+        timings=timings,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# many trajectories
+
+
+def compact_paths(
+    paths: Sequence[str | Path],
+    encoder: Encoder | None,
+    config: CompactionConfig | None = None,
+    *,
+    format: str | None = None,
+    progress: bool = False,
+) -> Iterator[CompactionResult | LoadFailure]:
+    """Compact every trajectory under ``paths``, streaming: one trajectory (and its embeddings) in
+    memory at a time. Load failures are yielded as :class:`~lam_ref.text.loaders.LoadFailure`."""
+    for item in iter_trajectories(list(paths), format):
+        if isinstance(item, LoadFailure):
+            yield item
+        else:
+            yield compact_trajectory(item, encoder, config, progress=progress)
+
+
+def summarize(results: Sequence[dict[str, Any]], config: CompactionConfig) -> dict[str, Any]:
+    """Totals over per-trajectory reports (``CompactionResult.to_json()`` dicts): token-weighted
+    removal (sums of whole-text counts, :func:`lam_ref.metrics.corpus_removal`), max δ̂, and
+    digests over corpus-global chunk ids (SPEC §1, §10: trajectories in order, ids offset by the
+    chunks before them). Keeps only the small per-trajectory dicts, never embeddings."""
+    orig = [r["tokens_original"] for r in results]
+    rem = _metrics.corpus_removal(orig, [r["tokens_residual_net"] for r in results],
+                                  [r["tokens_residual_gross"] for r in results])
+    layer_names = sorted({k for r in results for k in r.get("_layer_tokens", {})})
+    layer = {}
+    for name in layer_names:
+        if all(name in r.get("_layer_tokens", {}) for r in results):
+            net = sum(r["_layer_tokens"][name][0] for r in results)
+            gross = sum(r["_layer_tokens"][name][1] for r in results)
+            layer[name] = _metrics.corpus_removal([sum(orig)], [net], [gross]).net
+    deleted: list[int] = []
+    pi_all: list[int] = []
+    offset = 0
+    for r in results:
+        pi = r.get("_pi", [])
+        pi_all.extend(int(p) + offset for p in pi)
+        deleted.extend(i + offset for i, p in enumerate(pi) if int(p) != i)
+        offset += len(pi)
+    chunks = sum(r["chunks"] for r in results)
+    trunc = sum(r["truncated_windows"] for r in results)
+    dh = max((r["delta_hat"] for r in results), default=0.0)
+    return {
+        "id": "TOTAL",
+        "format": ",".join(sorted({r["format"] for r in results})),
+        "trajectories": len(results),
+        "records": sum(r["records"] for r in results),
+        "observation_records": sum(r["observation_records"] for r in results),
+        "chunks": chunks,
+        "kept_chunks": sum(r["kept_chunks"] for r in results),
+        "tokens_original": rem.original_tokens,
+        "tokens_residual_gross": rem.residual_tokens_without_stubs,
+        "tokens_residual_net": rem.residual_tokens,
+        "removal_gross": rem.gross,
+        "removal_net": rem.net,
+        "stub_cost": rem.stub_cost,
+        "l1_removal": layer.get("L1"),
+        "l0_removal": layer.get("L0"),
+        "layer_removal": layer,
+        "layers": "->".join(x.upper() for x in config.layers),
+        "threshold": config.threshold,
+        "delta": config.delta,
+        "delta_hat": dh,
+        "delta_hat_17g": _digest.fmt17(dh),
+        "within_bound": all(r["within_bound"] for r in results),
+        "deletion_digest": _digest.deletion_digest(deleted),
+        "map_digest": _digest.map_digest(pi_all),
+        "encoder": results[0]["encoder"] if results else None,
+        "truncated_windows": trunc,
+        "truncation_rate": trunc / chunks if chunks else 0.0,
+        "l1_stubs": sum(r["l1_stubs"] for r in results),
+        "l0_stubs": sum(r["l0_stubs"] for r in results),
+    }
+
+
+def result_summary(res: CompactionResult) -> dict[str, Any]:
+    """``res.to_json()`` plus the private fields :func:`summarize` needs (``_pi``, ``_layer_tokens``)."""
+    out = res.to_json()
+    out["_pi"] = res.pi.tolist()
+    out["_layer_tokens"] = {k: list(v) for k, v in res.layer_tokens.items()}
+    return out

@@ -1,0 +1,54 @@
+"""C4 (App. C.4, Figure 5): keeping one record per connected component of the threshold graph
+(union–find) does not give a δ-substitution — the relation is not transitive."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from lam_ref.covering import all_pairs_sq, connected_components_map
+from lam_ref.geometry import delta_sq
+from lam_ref.strategies import chains, near_duplicate_clusters
+from lam_ref.substitution import substitute
+from lam_ref.verify import check_substitution
+
+from ._support import must_fail
+
+pytestmark = pytest.mark.claim("C4")
+
+
+def prop_components_violate(data) -> None:
+    """One component holds every row, the DSU map sends row 2 beyond δ of row 0 (DEF1 fails),
+    while greedy first-occurrence on the same rows is a valid δ-substitution."""
+    e, t = data
+    dsu = connected_components_map(e, t)
+    assert np.all(dsu == 0), f"a chain is one component: {dsu.tolist()}"
+    assert all_pairs_sq(e)[0, 2] > delta_sq(t), "rows 0 and 2 of a chain are beyond delta"
+    assert not check_substitution(e, dsu, t).valid, "the DSU map must violate DEF1"
+    assert check_substitution(e, substitute(e, t).pi, t).valid, "greedy must satisfy DEF1"
+
+
+@given(chains(min_length=3))
+def test_components_are_not_a_substitution_on_chains(data):
+    """C4 on every generated chain ``a~b, b~c, a≁c``. Shown to fail on a deliberately wrong
+    input: clusters of diameter <= δ (cliques), where DSU is valid
+    (:func:`test_c4_fails_on_cliques`)."""
+    prop_components_violate(data)
+
+
+def test_c4_fails_on_cliques():
+    must_fail(near_duplicate_clusters(min_clusters=1, max_clusters=1, min_size=3).map(lambda c: (c.embeddings, c.t)), prop_components_violate)
+
+
+def test_three_point_chain_by_hand():
+    """a = 0°, b = 15°, c = 30° on a circle at t = cos 20°: |ab| = |bc| = 2 sin 7.5° <= δ =
+    2 sin 10° < |ac| = 2 sin 15°. DSU maps c to a at 2 sin 15° = 0.5176 > δ = 0.3473."""
+    ang = np.radians([0.0, 15.0, 30.0])
+    e = np.stack([np.cos(ang), np.sin(ang)], axis=1).astype(np.float32)
+    t = float(np.cos(np.radians(20.0)))
+    dsu = connected_components_map(e, t)
+    chk = check_substitution(e, dsu, t)
+    assert dsu.tolist() == [0, 0, 0] and not chk.valid, f"DSU {dsu.tolist()} should be invalid"
+    assert abs(chk.delta_hat - 2 * np.sin(np.radians(15))) < 1e-6, f"DSU delta_hat {chk.delta_hat!r} != 2 sin 15°"
+    assert substitute(e, t, exhaustive=True).pi.tolist() == [0, 0, 2], "greedy keeps a and c"

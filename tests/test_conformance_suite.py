@@ -1,0 +1,14 @@
+"""The conformance suite (``lam_ref.conformance.suite``) run by ``make test``: collected once, here.
+
+``testpaths`` does not reach into the package, so these imports are the only place pytest finds
+the suite's tests. They check the implementation named by ``--lam-impl`` / ``$LAM_IMPL``, by
+default lam_ref's own exhaustive adapter (``lam_ref.conformance.adapter``).
+"""
+
+from lam_ref.conformance.suite.test_codec import test_codec
+from lam_ref.conformance.suite.test_lines import test_lines
+from lam_ref.conformance.suite.test_online import test_online
+from lam_ref.conformance.suite.test_substitute import test_substitute
+from lam_ref.conformance.suite.test_validation import test_validation
+
+__all__ = ["test_codec", "test_lines", "test_online", "test_substitute", "test_validation"]

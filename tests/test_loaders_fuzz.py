@@ -1,0 +1,141 @@
+"""Malformed-input fuzzing of every loader (issue 3 §1): a clear error, never a crash, never a
+partial result."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lam_ref.text.loaders import MalformedEvidenceWarning, load_file
+from lam_ref.text.records import Trajectory, TrajectoryFormatError
+
+VALID = {
+    "run.traj": {
+        "trajectory": [{"action": "ls", "observation": "a\nb", "thought": "t", "state": {"x": 1}},
+                       {"action": "cat", "observation": None, "thought": "u"}],
+        "history": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "i"}]},
+                    {"role": "assistant", "content": "x"}],
+    },
+    "hist.traj": {"history": [{"role": "system", "content": "s"}, {"role": "assistant", "thought": "t", "action": "a"},
+                              {"role": "tool", "content": "out"}, {"role": "user", "message_type": "observation",
+                                                                  "content": "o2"}]},
+    "run.traj.json": {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+                                   {"role": "assistant", "content": "c"}, {"role": "user", "content": "o"}],
+                      "info": {"exit_status": "x"}},
+    "locomo10.json": [{"sample_id": "s", "conversation": {
+        "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}, {"speaker": "B", "dia_id": "D1:2", "text": "yo"}],
+        "session_1_date_time": "now"},
+        "qa": [{"question": "q", "answer": "a", "evidence": ["D1:2", "D1:3"]}]}],
+    "t.jsonl": [{"role": "user", "text": "x"}, {"role": "observation", "text": "y", "turn": 1}],
+}
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=6,
+)
+
+
+def _slots(obj, out):
+    """Every (container, key) pair of a JSON document, depth first."""
+    if isinstance(obj, dict):
+        for k in list(obj):
+            out.append((obj, k))
+            _slots(obj[k], out)
+    elif isinstance(obj, list):
+        for i in range(len(obj)):
+            out.append((obj, i))
+            _slots(obj[i], out)
+    return out
+
+
+def _serialise(name: str, doc) -> bytes:
+    if name.endswith(".jsonl"):
+        return "\n".join(json.dumps(x) for x in doc).encode() if isinstance(doc, list) else json.dumps(doc).encode()
+    return json.dumps(doc).encode()
+
+
+def _check(path: Path) -> None:
+    """The property: either whole trajectories with string texts, or a TrajectoryFormatError naming the file."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MalformedEvidenceWarning)
+            out = load_file(path)
+    except TrajectoryFormatError as exc:
+        assert str(path) in str(exc), f"the error must name the file: {exc}"
+        assert exc.json_path and exc.problem, f"the error must carry a JSON path and a problem: {exc!r}"
+        return
+    assert out and all(isinstance(t, Trajectory) for t in out), "a successful load returns trajectories"
+    for t in out:
+        for r in t.records:
+            assert isinstance(r.text, str) and isinstance(r.role, str) and r.role, f"bad record {r!r}"
+            assert isinstance(r.turn, int) and r.turn >= 0, f"bad turn in {r!r}"
+            r.text.encode("utf-8")  # valid Unicode, no lone surrogates
+
+
+TEXT_KEYS = {"observation", "content", "text", "action", "thought", "role", "speaker", "dia_id", "question",
+             "evidence", "messages", "trajectory", "history", "conversation", "turn", "name"}
+
+
+@given(
+    name=st.sampled_from(sorted(VALID)),
+    slot=st.integers(0, 60),
+    named=st.booleans(),
+    action=st.sampled_from(["replace", "replace", "delete"]),
+    value=json_values,
+)
+def test_structural_mutations_give_clear_errors(tmp_path_factory, name, slot, named, action, value):
+    """Claim: replacing or deleting any node of a valid document of any format gives either a
+    complete, well-typed load or one TrajectoryFormatError naming the file and the JSON path.
+    Shown to fail on a deliberately wrong loader whose string check returned any value unchecked
+    (a number observation came back as a record text) and on one that indexed ``step["observation"]``
+    without the object check (a list step raised TypeError)."""
+    doc = json.loads(json.dumps(VALID[name]))
+    slots = _slots(doc, [])
+    if named:  # half the time hit a field the loader reads, not just any node
+        slots = [(c, k) for c, k in slots if k in TEXT_KEYS or isinstance(k, int)] or slots
+    if slots:
+        container, key = slots[slot % len(slots)]
+        if action == "delete":
+            del container[key]
+        else:
+            container[key] = value
+    path = tmp_path_factory.mktemp("fuzz") / name
+    path.write_bytes(_serialise(name, doc))
+    _check(path)
+
+
+@given(
+    name=st.sampled_from(sorted(VALID)),
+    cut=st.integers(0, 400),
+    junk=st.binary(min_size=0, max_size=4),
+    at=st.integers(0, 400),
+)
+def test_byte_mutations_give_clear_errors(tmp_path_factory, name, cut, junk, at):
+    """Claim: truncated files and files with arbitrary bytes spliced in (invalid UTF-8, broken JSON)
+    never crash a loader or return part of a file. Shown to fail on a deliberately wrong reader that
+    decoded with ``errors="replace"`` instead of refusing non-UTF-8 bytes (the U+FFFD text loaded)."""
+    data = _serialise(name, VALID[name])
+    data = data[: max(1, len(data) - cut % len(data))]
+    pos = at % (len(data) + 1)
+    data = data[:pos] + junk + data[pos:]
+    path = tmp_path_factory.mktemp("bytes") / name
+    path.write_bytes(data)
+    try:
+        data.decode("utf-8")
+        valid_utf8 = True
+    except UnicodeDecodeError:
+        valid_utf8 = False
+    if not valid_utf8:
+        try:
+            load_file(path)
+        except TrajectoryFormatError as exc:
+            assert "not valid UTF-8" in str(exc), f"non-UTF-8 input must be refused as such: {exc}"
+        else:
+            raise AssertionError("non-UTF-8 bytes were accepted")
+    else:
+        _check(path)

