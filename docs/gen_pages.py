@@ -18,6 +18,17 @@ API_MODULES = [
     "lam_ref.verify",
     "lam_ref.claims",
     "lam_ref.strategies",
+    # compaction of real trajectories (issue 3; docs/compaction.md)
+    "lam_ref.text",
+    "lam_ref.text.records",
+    "lam_ref.text.loaders",
+    "lam_ref.text.chunking",
+    "lam_ref.text.encoders",
+    "lam_ref.text.lines",
+    "lam_ref.text.stubs",
+    "lam_ref.text.audit",
+    "lam_ref.text.pipeline",
+    "lam_ref.demo",
     # the conformance suite (issue 5; docs/conformance.md)
     "lam_ref.conformance",
     "lam_ref.conformance.checks",

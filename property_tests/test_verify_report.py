@@ -97,3 +97,23 @@ def test_cli_errors(tmp_path, capsys):
     assert main(["verify", str(bad)]) == 2, "non-unit rows"
     assert "norm" in capsys.readouterr().err, "message names the norm problem"
     assert main(["verify", str(bad), "--queries", "0"]) == 2, "bad option"
+
+
+@pytest.mark.claim("COR3")
+def test_cli_on_trajectories_with_token_weights(tmp_path, capsys):
+    """``lam-ref verify`` on a JSONL trajectory (hashing encoder, no torch): one set per
+    trajectory, window token counts as weights, ``T(δ)`` <= the tokens greedy keeps <= all."""
+    pytest.importorskip("lam_ref.text.pipeline")
+    obs = ["line one\nline two\nerror: x", "line one\nline two\nerror: x", "something else entirely", "line one\nline two\nerror: y"]
+    lines = []
+    for turn, text in enumerate(obs):
+        lines.append(json.dumps({"role": "action", "text": f"run {turn}", "turn": turn}))
+        lines.append(json.dumps({"role": "observation", "text": text, "turn": turn}))
+    path = tmp_path / "traj.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["verify", str(path), "--encoder", "hash", "--json", "-", "-t", "0.9", "--queries", "16"]) == 0, "passes"
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["sets"]) == 1 and report["sets"][0]["n"] == 4, "one trajectory, four windows"
+    cor3 = {c["claim"]: c for c in report["claims"]}["COR3"]["measured"]
+    assert cor3["T_opt"] <= cor3["T_greedy"] <= cor3["T_all"], f"token weights {cor3}"
+    assert cor3["R"] <= 3, "the exact repeat must merge"

@@ -77,36 +77,28 @@ def _check(path: Path) -> None:
             r.text.encode("utf-8")  # valid Unicode, no lone surrogates
 
 
-TEXT_KEYS = {"observation", "content", "text", "action", "thought", "role", "speaker", "dia_id", "question",
-             "evidence", "messages", "trajectory", "history", "conversation", "turn", "name"}
-
-
-@given(
-    name=st.sampled_from(sorted(VALID)),
-    slot=st.integers(0, 60),
-    named=st.booleans(),
-    action=st.sampled_from(["replace", "replace", "delete"]),
-    value=json_values,
-)
-def test_structural_mutations_give_clear_errors(tmp_path_factory, name, slot, named, action, value):
-    """Claim: replacing or deleting any node of a valid document of any format gives either a
-    complete, well-typed load or one TrajectoryFormatError naming the file and the JSON path.
+@given(name=st.sampled_from(sorted(VALID)), value=json_values)
+def test_structural_mutations_give_clear_errors(tmp_path_factory, name, value):
+    """Claim: replacing any node of a valid document of any format by an arbitrary JSON value, or
+    deleting any node, gives either a complete, well-typed load or one TrajectoryFormatError naming
+    the file and the JSON path (every node is mutated in turn, for each drawn value).
     Shown to fail on a deliberately wrong loader whose string check returned any value unchecked
-    (a number observation came back as a record text) and on one that indexed ``step["observation"]``
-    without the object check (a list step raised TypeError)."""
-    doc = json.loads(json.dumps(VALID[name]))
-    slots = _slots(doc, [])
-    if named:  # half the time hit a field the loader reads, not just any node
-        slots = [(c, k) for c, k in slots if k in TEXT_KEYS or isinstance(k, int)] or slots
-    if slots:
-        container, key = slots[slot % len(slots)]
-        if action == "delete":
-            del container[key]
-        else:
-            container[key] = value
-    path = tmp_path_factory.mktemp("fuzz") / name
-    path.write_bytes(_serialise(name, doc))
-    _check(path)
+    (a list in an ``action`` field came back as a record text) and on one that read a step without
+    the object check (a non-object step raised AttributeError instead of the format error)."""
+    base = tmp_path_factory.mktemp("fuzz")
+    n_slots = len(_slots(json.loads(json.dumps(VALID[name])), []))
+    for k in range(n_slots):
+        for action in ("replace", "delete"):
+            doc = json.loads(json.dumps(VALID[name]))
+            container, key = _slots(doc, [])[k]
+            if action == "delete":
+                del container[key]
+            else:
+                container[key] = value
+            path = base / f"{k}_{action}" / name
+            path.parent.mkdir()
+            path.write_bytes(_serialise(name, doc))
+            _check(path)
 
 
 @given(

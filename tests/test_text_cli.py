@@ -76,7 +76,7 @@ def test_compact_layers_and_bad_arguments(corpus, capsys):
     assert rc == 0 and rep["total"]["layers"] == "L0->L1", "reverse order runs"
     assert main(["compact", str(corpus), "--layers", "l1,l2", "--encoder", "hash"]) == 2, "bad layers: usage error"
     assert "layers" in capsys.readouterr().err, "the error names the argument"
-    assert main(["compact", str(corpus / "nope.traj"), "--encoder", "hash", "--no-progress"]) == 1
+    assert main(["compact", str(corpus / "nope.traj"), "--encoder", "hash", "--no-progress"]) == 1, "load failure: 1"
     assert "nope.traj" in capsys.readouterr().err, "a missing path is named"
 
 

@@ -91,7 +91,8 @@ def test_online_and_batch_residuals_are_byte_identical(traj, t, window):
 @given(traj=trajectories(), t=st.sampled_from([0.5, 0.8, 0.95]))
 def test_l1_stubs_name_valid_representatives(traj, t):
     """Claim (SPEC §1, §8): one L1 stub per dropped window; it names a retained smaller id, π maps
-    the chunk to it, and its distance is at most δ (THM1)."""
+    the chunk to it, and its distance is at most δ (THM1). Shown to fail on a wrong residual that
+    wrote one stub per run of consecutive dropped windows instead of one per window."""
     res = compact_trajectory(traj, ENC, CompactionConfig(threshold=t, window=16))
     stubs = [s for text in res.residual_texts for ln in text.split("\n")
              if isinstance(s := try_parse_stub(ln), L1Stub)]
@@ -145,6 +146,11 @@ def test_l0_only_needs_no_encoder_and_per_layer_consistency():
     alone = compact_trajectory(traj, ENC, CompactionConfig(threshold=0.8, layers=("l1",)))
     assert full.to_json()["l1_removal"] == alone.removal.net, "L1-alone removal must match a pure L1 run"
     assert full.to_json()["l0_removal"] == l0.removal.net, "L0-alone removal must match a pure L0 run"
+    both = compact_trajectory(traj, ENC, CompactionConfig(threshold=0.8, both_orders=True)).to_json()
+    rev = compact_trajectory(traj, ENC, CompactionConfig(threshold=0.8, layers=("l0", "l1")))
+    assert set(both["layer_removal"]) == {"L1", "L0", "L1->L0", "L0->L1"}, "Table 12's four rows"
+    assert both["layer_removal"]["L0->L1"] == rev.removal.net, "the other order equals a run in that order"
+    assert both["layer_removal"]["L1->L0"] == full.removal.net, "the main order is the run itself"
     with pytest.raises(LamValueError, match="encoder is required"):
         compact_trajectory(traj, None, CompactionConfig())
 

@@ -115,6 +115,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--driver", choices=("online", "batch"), default="online",
                    help="L1 driver: Algorithm 1 turn by turn (default) or Algorithm 2")
     p.add_argument("--exhaustive", action="store_true", help="exhaustive candidate search (equals the oracle)")
+    p.add_argument("--both-orders", action="store_true",
+                   help="also run the other layer order (Table 12 ablation; L0->L1 encodes the L0 residual)")
     p.add_argument("--check", action="store_true", help="verify δ̂ <= δ and the audit round trip; exit 1 on failure")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -129,8 +131,12 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         driver=args.driver,
         exhaustive=args.exhaustive,
+        both_orders=args.both_orders,
     )
     encoder = get_encoder(args.encoder, args.device)
+    if encoder.kind == "hashing":
+        print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
+              "comparable to a real encoder's", file=sys.stderr)
     quiet = args.json == "-"
     out = sys.stderr if quiet else sys.stdout
     summaries: list[dict[str, Any]] = []

@@ -130,7 +130,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not state.collected or tr is None or state.impl is None:
         return
     profile = "thorough (25x examples, random)" if state.thorough else "default (derandomized)"
-    for line in [*state.impl.header_lines(), f"  profile: {profile}; {state.collected} conformance tests"]:
+    for line in [*state.impl.header_lines(), f"  profile: {profile}; {state.collected} conformance tests collected"]:
         tr.write_line(line)
 
 

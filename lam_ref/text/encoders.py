@@ -172,8 +172,11 @@ class SentenceTransformerEncoder(Encoder):
             hf_logging.disable_progress_bar()
         except Exception:  # pragma: no cover - cosmetic only
             pass
+        # local_files_only as well: the environment variables only take effect if huggingface_hub was
+        # not imported before lam_ref set them
+        offline = os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "off", "")
         try:
-            self.model = SentenceTransformer(source, device=device)
+            self.model = SentenceTransformer(source, device=device, local_files_only=offline)
         except Exception as exc:
             raise LamValueError(
                 f"encoder {name!r} could not be loaded offline (a sentence-transformers model name in the local "

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import repeat
+from typing import NamedTuple
 
 import numpy as np
 import xxhash
@@ -39,12 +39,11 @@ _L0_FMT = (STUB_PREFIX + "L0 %d lines=r%d:%d]").encode("ascii")
 _h = xxhash.xxh3_64_intdigest
 
 
-@dataclass(frozen=True)
-class L0Record:
+class L0Record(NamedTuple):
     """L0's output for one record: ``text`` (stubs in place), the stub fields
     ``(count, record, line)``, the number of dropped lines, and ``patches``
     ``(byte_start, byte_end, original_bytes)``: each stub line's span in ``text``'s UTF-8 bytes and
-    the lines it replaced (for :mod:`lam_ref.text.audit`)."""
+    the lines it replaced (for :mod:`lam_ref.text.audit`). A light tuple: L0 makes one per record."""
 
     text: str
     stub_fields: tuple[tuple[int, int, int], ...]
@@ -150,28 +149,29 @@ def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = No
         r = run_rec[k]
         rl = lines[off[r] : off[r + 1]]
         parts: list[bytes] = []
-        stubs: list[tuple[int, int, int]] = []
+        fields: list[tuple[int, int, int]] = []
         patches: list[tuple[int, int, bytes]] = []
         pos = 0  # next line of this record to copy
         nbytes = 0  # output bytes so far, separators included
-        ndrop = 0
         while k < nruns and run_rec[k] == r:
-            j0, j1 = local_start[k], local_end[k]
+            j0 = local_start[k]
+            j1 = local_end[k] + 1
             if j0 > pos:
                 kept = rl[pos:j0]
-                parts.extend(kept)
-                nbytes += sum(map(len, kept)) + len(kept)
-            field = (j1 - j0 + 1, rids[ptr_rec[k]], ptr_line[k])
+                parts += kept
+                nbytes += sum(map(len, kept)) + j0 - pos
+            field = (j1 - j0, rids[ptr_rec[k]], ptr_line[k])
             sb = fmt % field
             parts.append(sb)
-            stubs.append(field)
-            patches.append((nbytes, nbytes + len(sb), join(rl[j0 : j1 + 1])))
-            nbytes += len(sb) + 1
-            ndrop += field[0]
-            pos = j1 + 1
+            fields.append(field)
+            end = nbytes + len(sb)
+            patches.append((nbytes, end, join(rl[j0:j1])))
+            nbytes = end + 1
+            pos = j1
             k += 1
-        parts.extend(rl[pos:])
-        out[r] = L0Record(join(parts).decode("utf-8", "surrogatepass"), tuple(stubs), ndrop, tuple(patches))
+        parts += rl[pos:]
+        out[r] = L0Record(join(parts).decode("utf-8", "surrogatepass"), tuple(fields),
+                          sum(f[0] for f in fields), tuple(patches))
     return out
 
 

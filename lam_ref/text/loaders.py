@@ -202,15 +202,16 @@ def _src(path: Path, where: str) -> str:
 
 
 def _swe_preamble(c: _Ctx, history: list[Any]) -> tuple[list[Record], int]:
-    """History messages before the first assistant message (system, demonstrations, the issue)."""
+    """History messages before the first assistant message that is not a demonstration
+    (``is_demo``): system prompt, demonstrations, the issue."""
     out = []
     for j, msg in enumerate(history):
         where = f"$.history[{j}]"
         msg = c.obj(msg, where)
         role = c.role(msg, where)
-        if role == "assistant":
+        if role == "assistant" and msg.get("is_demo") is not True:
             return out, j
-        out.append(Record(role, c.content(msg.get("content"), f"{where}.content"), 0, _src(c.path, where)))
+        out.append(Record(role, c.content(msg.get("content"), f"{where}.content"), 0, _src(c.path, f"{where}.content")))
     return out, len(history)
 
 

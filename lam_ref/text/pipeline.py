@@ -23,7 +23,9 @@ keeps or drops whole characters, each belonging to the window that holds its fir
 Removal is counted over whole texts (App. B "Accounting"): ``tok(original)`` and ``tok(residual)``
 per observation record, gross without stub lines and net with them (§2.3). Alongside the chosen
 order the result reports removal of L1 alone and L0 alone over the same denominator (Table 12).
-All metric arithmetic comes from :mod:`lam_ref.metrics` (see :func:`summarize`).
+With ``both_orders=True`` the other order is run too (L0 → L1 needs a second encoding: the
+windows of the L0 residual), so one report holds all four rows of Table 12. All metric
+arithmetic comes from :mod:`lam_ref.metrics` (see :func:`summarize`).
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class CompactionConfig:
     batch_size: int = DEFAULT_BATCH_SIZE
     driver: str = "online"
     per_layer: bool = True
+    both_orders: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "threshold", validate_threshold(self.threshold, "threshold"))
@@ -112,6 +115,7 @@ class CompactionConfig:
             "exhaustive": self.exhaustive,
             "batch_size": self.batch_size,
             "driver": self.driver,
+            "both_orders": self.both_orders,
         }
 
 
@@ -487,11 +491,15 @@ def compact_trajectory(
             stage = run_l0(stage)
             if k == 0:
                 l0_alone = stage
-    if config.per_layer:
+    if config.per_layer or config.both_orders:
         if l1_alone is None and encoder is not None:
             l1_alone = run_l1(start, "orig")[0]
         if l0_alone is None:
             l0_alone = run_l0(start)
+    other: _Stage | None = None
+    if config.both_orders and len(config.layers) == 2:
+        assert l0_alone is not None and l1_alone is not None
+        other = run_l1(l0_alone, "l0")[0] if config.layers == ("l1", "l0") else run_l0(l1_alone)
 
     t0 = time.perf_counter()
     net, gross = _count(tok, stage, originals, orig_counts)
@@ -500,6 +508,8 @@ def compact_trajectory(
         layer_tokens["L1"] = _count(tok, l1_alone, originals, orig_counts)
     if l0_alone is not None:
         layer_tokens["L0"] = _count(tok, l0_alone, originals, orig_counts)
+    if other is not None:
+        layer_tokens["->".join(x.upper() for x in reversed(config.layers))] = _count(tok, other, originals, orig_counts)
     timings["tokens"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
