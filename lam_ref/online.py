@@ -16,7 +16,6 @@ import io
 import json
 import math
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from . import digest as _digest
+from ._io import atomic_write
 from .bands import BandSettings
 from .geometry import LamValueError, delta_from_t, validate_embeddings, validate_threshold
-from .substitution import Matcher
+from .substitution import MapView, Matcher
 
 __all__ = ["OnlineSession", "SessionFileError", "TurnResult"]
 
@@ -62,7 +61,7 @@ class TurnResult:
         return int(self.pi.shape[0])
 
 
-class OnlineSession:
+class OnlineSession(MapView):
     """Algorithm 1 state ``(t, band settings, R, index, next id)`` (SPEC §6).
 
     ``OnlineSession(t)`` with the default band settings ``r = 4``, ``rel = 0.2``; pass
@@ -122,24 +121,8 @@ class OnlineSession:
         return np.concatenate(self._dist) if self._dist else np.zeros(0, dtype=np.float64)
 
     @property
-    def delta_hat(self) -> float:
-        """Run bound: max over turns of the turn ``δ̂`` (0.0 if nothing merged)."""
-        pi, dist = self.pi, self.distances
-        merged = pi != np.arange(pi.shape[0])
-        return float(dist[merged].max()) if merged.any() else 0.0
-
-    @property
     def pairs_verified(self) -> int:
         return 0 if self._matcher is None else self._matcher.pairs_verified
-
-    @property
-    def deletion_digest(self) -> str:
-        pi = self.pi
-        return _digest.deletion_digest(np.flatnonzero(pi != np.arange(pi.shape[0])))
-
-    @property
-    def map_digest(self) -> str:
-        return _digest.map_digest(self.pi)
 
     # -- Algorithm 1 ---------------------------------------------------------------------
     def admit(self, turn_embeddings: Any) -> TurnResult:
@@ -195,21 +178,13 @@ class OnlineSession:
             "turns": self.turns,
             "sha256": {k: hashlib.sha256(v).hexdigest() for k, v in blobs.items()},
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
-                    zf.writestr("header.json", json.dumps(header, sort_keys=True))
-                    for name, blob in blobs.items():
-                        zf.writestr(name + ".npy", blob)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        def write(fh) -> None:
+            with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
+                zf.writestr("header.json", json.dumps(header, sort_keys=True))
+                for name, blob in blobs.items():
+                    zf.writestr(name + ".npy", blob)
+
+        atomic_write(path, write)
         return path
 
     @classmethod

@@ -37,7 +37,7 @@ from .geometry import (
     validate_threshold,
 )
 
-__all__ = ["Matcher", "SubstitutionResult", "oracle", "substitute"]
+__all__ = ["MapView", "Matcher", "SubstitutionResult", "oracle", "substitute"]
 
 _U32 = 2.0**-24
 _BLOCK = 512
@@ -263,8 +263,50 @@ class Matcher:
         return verified
 
 
+class MapView:
+    """Quantities derived from ``pi`` and ``distances`` (SPEC §1, §10), shared by every result type.
+
+    Subclasses provide ``pi`` (int64[N]) and ``distances`` (float64[N], 0.0 for retained chunks).
+    """
+
+    pi: np.ndarray
+    distances: np.ndarray
+
+    @property
+    def kept(self) -> np.ndarray:
+        """Boolean mask of retained chunks (``π[i] == i``)."""
+        return self.pi == np.arange(self.pi.shape[0], dtype=np.int64)
+
+    @property
+    def kept_count(self) -> int:
+        return int(self.kept.sum())
+
+    @property
+    def deleted_ids(self) -> np.ndarray:
+        return np.flatnonzero(~self.kept).astype(np.int64)
+
+    @property
+    def merge_distances(self) -> np.ndarray:
+        """The distance of every merge, in arrival order of the deleted chunks."""
+        return self.distances[~self.kept]
+
+    @property
+    def delta_hat(self) -> float:
+        """The measured bound ``δ̂`` (§C.5): the largest merge distance, 0.0 if nothing merged."""
+        d = self.merge_distances
+        return float(d.max()) if d.size else 0.0
+
+    @property
+    def deletion_digest(self) -> str:
+        return _digest.deletion_digest(self.deleted_ids)
+
+    @property
+    def map_digest(self) -> str:
+        return _digest.map_digest(self.pi)
+
+
 @dataclass(frozen=True)
-class SubstitutionResult:
+class SubstitutionResult(MapView):
     """Output of one run of Algorithm 2 (SPEC §5): the map π and what was measured on the way.
 
     ``distances[i] = ||e_i - e_π[i]||₂`` (0.0 for retained chunks); ``delta_hat`` is their max
@@ -288,37 +330,6 @@ class SubstitutionResult:
     @property
     def delta(self) -> float:
         return math.sqrt(delta_sq(self.t))
-
-    @property
-    def kept(self) -> np.ndarray:
-        """Boolean mask of retained chunks (``π[i] == i``)."""
-        return self.pi == np.arange(self.n, dtype=np.int64)
-
-    @property
-    def kept_count(self) -> int:
-        return int(self.kept.sum())
-
-    @property
-    def deleted_ids(self) -> np.ndarray:
-        return np.flatnonzero(~self.kept).astype(np.int64)
-
-    @property
-    def merge_distances(self) -> np.ndarray:
-        """The distance of every merge, in arrival order of the deleted chunks."""
-        return self.distances[~self.kept]
-
-    @property
-    def delta_hat(self) -> float:
-        d = self.merge_distances
-        return float(d.max()) if d.size else 0.0
-
-    @property
-    def deletion_digest(self) -> str:
-        return _digest.deletion_digest(self.deleted_ids)
-
-    @property
-    def map_digest(self) -> str:
-        return _digest.map_digest(self.pi)
 
     @property
     def candidate_rate(self) -> float:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._io import atomic_write_text
 from ..geometry import LamValueError
 
 
@@ -20,12 +19,7 @@ def write_json(obj: Any, dest: str) -> None:
     if dest == "-":
         sys.stdout.write(text + "\n")
         return
-    path = Path(dest)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(dest, text + "\n")
 
 
 def _default(o: Any) -> Any:

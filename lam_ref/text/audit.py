@@ -19,12 +19,12 @@ import base64
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._io import atomic_write_text
 from ..geometry import LamValueError
 
 __all__ = ["AuditError", "AuditStore", "LayerPatch", "undo_patches"]
@@ -160,20 +160,7 @@ class AuditStore:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the store as JSON, atomically (temp file, fsync, rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.to_json(), fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return path
+        return atomic_write_text(path, json.dumps(self.to_json()))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> AuditStore:

@@ -42,7 +42,7 @@ from .. import digest as _digest
 from .. import metrics as _metrics
 from ..geometry import LamValueError, delta_from_t, validate_threshold
 from ..online import OnlineSession
-from ..substitution import substitute
+from ..substitution import MapView, substitute
 from .audit import AuditStore
 from .chunking import DEFAULT_TOKENIZER, DEFAULT_WINDOW, Chunk, Tokenizer, chunk_records, get_tokenizer
 from .encoders import DEFAULT_BATCH_SIZE, Encoder
@@ -155,26 +155,13 @@ def encode_chunks(
 
 
 @dataclass(frozen=True)
-class L1Pass:
+class L1Pass(MapView):
     """L1's decisions over one trajectory's windows: ``π`` (SPEC §1), distances, counts."""
 
     pi: np.ndarray
     distances: np.ndarray
     pairs_verified: int
     turns: int
-
-    @property
-    def kept(self) -> np.ndarray:
-        return self.pi == np.arange(self.pi.shape[0], dtype=np.int64)
-
-    @property
-    def delta_hat(self) -> float:
-        merged = ~self.kept
-        return float(self.distances[merged].max()) if merged.any() else 0.0
-
-    @property
-    def deleted_ids(self) -> np.ndarray:
-        return np.flatnonzero(~self.kept).astype(np.int64)
 
 
 def l1_pass(enc: Encoded, config: CompactionConfig) -> L1Pass:
@@ -303,7 +290,7 @@ def _count(tokenizer: Tokenizer, stage: _Stage, originals: list[str], orig_count
 
 
 @dataclass
-class CompactionResult:
+class CompactionResult(MapView):
     """Everything one compaction run measured on one trajectory (``to_json`` is what the CLI writes)."""
 
     trajectory: Trajectory
@@ -329,24 +316,7 @@ class CompactionResult:
     # -- derived -------------------------------------------------------------------------------
     @property
     def kept_chunks(self) -> int:
-        return int((self.pi == np.arange(self.pi.shape[0])).sum())
-
-    @property
-    def deleted_ids(self) -> np.ndarray:
-        return np.flatnonzero(self.pi != np.arange(self.pi.shape[0])).astype(np.int64)
-
-    @property
-    def delta_hat(self) -> float:
-        d = self.distances[self.deleted_ids]
-        return float(d.max()) if d.size else 0.0
-
-    @property
-    def deletion_digest(self) -> str:
-        return _digest.deletion_digest(self.deleted_ids)
-
-    @property
-    def map_digest(self) -> str:
-        return _digest.map_digest(self.pi)
+        return self.kept_count
 
     @property
     def removal(self) -> _metrics.RemovalResult:
