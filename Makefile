@@ -8,6 +8,8 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export HYPOTHESIS_PROFILE ?= ci
+export NO_MKDOCS_2_WARNING := 1
+export DISABLE_MKDOCS_2_WARNING := true
 
 .PHONY: venv demo test lint docs bench thorough clean
 

@@ -135,10 +135,12 @@ def xxh3_64_rows(data: np.ndarray) -> np.ndarray:
         return acc
 
 
-def quantize(embeddings: np.ndarray, rel: float) -> np.ndarray:
+def quantize(embeddings: np.ndarray, rel: float, *, validated_unit: bool = False) -> np.ndarray:
     """``Q_ε(e) = rint(e / (2ε))`` with ``ε = rel/sqrt(D)``, float64 arithmetic, half-to-even, int16.
 
     Raises :class:`LamValueError` if a code would not fit in int16 (only possible for tiny ``rel``).
+    ``validated_unit=True`` (rows already checked to be unit) skips the range scan when no unit
+    coordinate can overflow.
     """
     rel = validate_positive(rel, "rel")
     e = np.asarray(embeddings, dtype=np.float64)
@@ -146,8 +148,10 @@ def quantize(embeddings: np.ndarray, rel: float) -> np.ndarray:
         raise LamValueError(f"embeddings must be 2-D (N, D), got shape {e.shape}")
     d = e.shape[1]
     eps = rel / math.sqrt(d)
-    q = np.rint(e / (2.0 * eps))
-    if q.size and (q.max() > 32767 or q.min() < -32768):
+    step = 2.0 * eps
+    q = np.rint(e / step)
+    # unit rows (|x| <= 1 + 1e-4) cannot overflow unless the step is tiny: check only then
+    if q.size and (1.0001 / step > 32767 or not validated_unit) and (q.max() > 32767 or q.min() < -32768):
         raise LamValueError(f"rel={rel!r} is too small: a quantized code overflows int16 (max |q| = {np.abs(q).max():.0f})")
     return q.astype(np.int16)
 
@@ -158,15 +162,15 @@ def band_slices(dim: int, r: int) -> list[tuple[int, int]]:
     return [(s, min(s + r, dim)) for s in range(0, dim, r)]
 
 
-def band_keys(embeddings: np.ndarray, settings: BandSettings) -> np.ndarray:
+def band_keys(embeddings: np.ndarray, settings: BandSettings, *, validated_unit: bool = False) -> np.ndarray:
     """The XXH3-64 band hashes, ``uint64[N, n_bands]`` (column ``b`` is band ``b``; SPEC §5).
 
     The band number is part of the key: two rows collide in band ``b`` iff column ``b`` agrees.
     """
-    q = quantize(embeddings, settings.rel)
+    q = quantize(embeddings, settings.rel, validated_unit=validated_unit)
     n, d = q.shape
     r = settings.r
-    raw = np.ascontiguousarray(q.astype("<i2")).view(np.uint8).reshape(n, 2 * d)
+    raw = np.ascontiguousarray(q.astype("<i2", copy=False)).view(np.uint8).reshape(n, 2 * d)
     full, rest = divmod(d, r)
     nb = full + (1 if rest else 0)
     out = np.empty((n, nb), dtype=np.uint64)
@@ -265,8 +269,12 @@ class BandIndex:
         if n == 0:
             return
         h = self._mix(keys).reshape(-1)
-        b = np.tile(np.arange(nb, dtype=np.uint16), n)
-        p = np.repeat(np.asarray(positions, dtype=np.int32), nb)
+        if n == 1:
+            b = _band_numbers(nb)
+            p = np.full(nb, int(np.asarray(positions).reshape(-1)[0]), dtype=np.int32)
+        else:
+            b = np.tile(_band_numbers(nb), n)
+            p = np.repeat(np.asarray(positions, dtype=np.int32), nb)
         if n > 16:
             self._flush()
             self._main.insert(h, b, p)
@@ -295,12 +303,26 @@ class BandIndex:
         p = np.concatenate(pos) if len(pos) > 1 else pos[0]
         if r.size == 0:
             return r, p
-        if m == 1:
-            p = np.unique(p)
+        if m == 1:  # one query row: sort and drop repeats (cheaper than np.unique for a few ids)
+            p = np.sort(p)
+            p = p[np.r_[True, p[1:] != p[:-1]]] if p.size > 1 else p
             return np.zeros(p.size, np.int64), p
         width = int(p.max()) + 1
         code = np.unique(r * width + p)
         return code // width, code % width
+
+
+_BAND_NUMBERS: dict[int, np.ndarray] = {}
+
+
+def _band_numbers(nb: int) -> np.ndarray:
+    """``arange(nb)`` as uint16, cached (read-only)."""
+    out = _BAND_NUMBERS.get(nb)
+    if out is None:
+        out = np.arange(nb, dtype=np.uint16)
+        out.flags.writeable = False
+        _BAND_NUMBERS[nb] = out
+    return out
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:

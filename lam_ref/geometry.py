@@ -153,7 +153,7 @@ def validate_embeddings(
         arr = np.asarray(embeddings)
     except Exception as exc:  # ragged lists etc.
         raise LamValueError(f"{name} must be a 2-D numeric array, could not convert: {exc}") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+    if arr.dtype.kind not in "fiu":
         raise LamValueError(f"{name} must be a numeric (float) array, got dtype {arr.dtype}")
     if arr.ndim != 2:
         raise LamValueError(f"{name} must be 2-D (N, D), got shape {arr.shape}")
@@ -167,11 +167,15 @@ def validate_embeddings(
             raise LamValueError(f"{name} is empty (shape {arr.shape})")
         return np.zeros((0, d), dtype=np.float32)
     arr64 = arr.astype(np.float64, copy=False)
-    finite = np.isfinite(arr64).all(axis=1)
-    if not finite.all():
-        row = int(np.flatnonzero(~finite)[0])
-        raise LamValueError(f"{name} row {row} has a non-finite value (NaN or inf): {_short(arr[row][:6].tolist())}")
-    norms = np.sqrt(np.einsum("ij,ij->i", arr64, arr64))
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt((arr64 * arr64).sum(axis=1))
+    if not np.isfinite(norms).all():  # a NaN/inf value (or an overflowing square): find the row
+        finite = np.isfinite(arr64).all(axis=1)
+        if not finite.all():
+            row = int(np.flatnonzero(~finite)[0])
+            raise LamValueError(f"{name} row {row} has a non-finite value (NaN or inf): {_short(arr[row][:6].tolist())}")
+        row = int(np.flatnonzero(~np.isfinite(norms))[0])
+        raise LamValueError(f"{name} row {row} is too large: its squared norm overflows float64")
     zero = norms == 0.0
     if zero.any():
         row = int(np.flatnonzero(zero)[0])

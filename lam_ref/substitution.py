@@ -123,14 +123,14 @@ class Matcher:
         s = self.n_retained
         self._emb[s:need] = rows
         r64 = rows.astype(np.float64)
-        self._norms[s:need] = np.einsum("ij,ij->i", r64, r64)
+        self._norms[s:need] = (r64 * r64).sum(axis=1)
         self._ids[s:need] = ids
         if keys is not None:
             self._index.add(keys, np.arange(s, need))
         self.n_retained = need
 
     def _keys(self, rows: np.ndarray) -> np.ndarray | None:
-        return None if self.exhaustive else band_keys(rows, self.settings)
+        return None if self.exhaustive else band_keys(rows, self.settings, validated_unit=True)
 
     def restore(self, embeddings: np.ndarray, ids: np.ndarray, next_id: int) -> None:
         """Rebuild state from retained rows and their ids (used by ``OnlineSession.load``)."""

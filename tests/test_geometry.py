@@ -185,3 +185,11 @@ def test_empty_input_gives_empty_result():
     res = substitute(np.zeros((0, 4), np.float32), 0.9)
     assert res.pi.shape == (0,) and res.delta_hat == 0.0, "empty input must give an empty map and δ̂ = 0"
     assert res.deletion_digest == "e3b0c44298fc1c14", "empty deletion set digests the empty string (SHA-256 e3b0c442...)"
+
+
+def test_overflowing_row_is_refused_even_with_normalize():
+    """A finite row whose squared norm overflows float64 is refused, never normalised to zeros."""
+    e = np.array([[1e200, 0.0], [1.0, 0.0]])
+    for normalize in (False, True):
+        with pytest.raises(LamValueError, match="row 0 is too large"):
+            validate_embeddings(e, normalize=normalize)
