@@ -183,12 +183,11 @@ def band_keys(embeddings: np.ndarray, settings: BandSettings, *, validated_unit:
 
 
 class _SortedLevel:
-    """Sorted parallel arrays: mixed key (uint64), band (uint16), retained position (int32)."""
+    """Sorted parallel arrays: mixed key (uint64) and ``band << 32 | retained position`` (int64)."""
 
     def __init__(self) -> None:
         self.h = np.zeros(0, np.uint64)
-        self.b = np.zeros(0, np.uint16)
-        self.p = np.zeros(0, np.int32)
+        self.bp = np.zeros(0, np.int64)
 
     @property
     def size(self) -> int:
@@ -196,21 +195,22 @@ class _SortedLevel:
 
     @property
     def nbytes(self) -> int:
-        return self.h.nbytes + self.b.nbytes + self.p.nbytes
+        return self.h.nbytes + self.bp.nbytes
 
-    def insert(self, h: np.ndarray, b: np.ndarray, p: np.ndarray) -> None:
+    def insert(self, h: np.ndarray, bp: np.ndarray) -> None:
         order = np.argsort(h, kind="stable")
-        h, b, p = h[order], b[order], p[order]
+        h, bp = h[order], bp[order]
         # after equal keys, so positions under one key stay ascending; one linear merge
         dest = np.searchsorted(self.h, h, side="right") + np.arange(h.size)
         old = np.ones(self.h.size + h.size, dtype=bool)
         old[dest] = False
-        for name, new in (("h", h), ("b", b), ("p", p)):
-            cur = getattr(self, name)
-            out = np.empty(old.size, dtype=cur.dtype)
-            out[dest] = new
-            out[old] = cur
-            setattr(self, name, out)
+        out_h = np.empty(old.size, dtype=np.uint64)
+        out_h[dest] = h
+        out_h[old] = self.h
+        out_bp = np.empty(old.size, dtype=np.int64)
+        out_bp[dest] = bp
+        out_bp[old] = self.bp
+        self.h, self.bp = out_h, out_bp
 
     def query(self, qh: np.ndarray, nb: int, rows: list[np.ndarray], pos: list[np.ndarray]) -> None:
         if self.h.size == 0:
@@ -226,16 +226,17 @@ class _SortedLevel:
         else:
             entry = np.repeat(lo - np.concatenate([[0], np.cumsum(c)[:-1]]), c) + np.arange(int(c.sum()))
             qidx = np.repeat(hit, c)
-        same_band = self.b[entry] == (qidx % nb)
+        bp = self.bp[entry]
+        same_band = (bp >> 32) == (qidx % nb)
         rows.append(qidx[same_band] // nb)
-        pos.append(self.p[entry[same_band]].astype(np.int64))
+        pos.append(bp[same_band] & 0xFFFFFFFF)
 
 
 class BandIndex:
     """Retained positions by band key ``(band, hash)``: Algorithm 1's index ``I`` (paper §2.3).
 
-    Two sorted levels of numpy arrays (mixed key uint64, band uint16, position int32: 14 bytes
-    per band entry, no Python object per entry), searched with vectorised ``searchsorted``: a main
+    Two sorted levels of numpy arrays (mixed key uint64 and ``band << 32 | position`` int64:
+    16 bytes per band entry, no Python object per entry), searched with vectorised ``searchsorted``: a main
     level, and a small level for rows added a few at a time (online arrivals) that is merged into
     the main level once it holds more than ``max(8192, main/8)`` entries. Keys are XORed with a
     per-band constant so that equal codes in different bands sort apart; the band is stored and
@@ -270,22 +271,20 @@ class BandIndex:
             return
         h = self._mix(keys).reshape(-1)
         if n == 1:
-            b = _band_numbers(nb)
-            p = np.full(nb, int(np.asarray(positions).reshape(-1)[0]), dtype=np.int32)
+            bp = _band_shifted(nb) | int(np.asarray(positions).reshape(-1)[0])
         else:
-            b = np.tile(_band_numbers(nb), n)
-            p = np.repeat(np.asarray(positions, dtype=np.int32), nb)
+            bp = np.tile(_band_shifted(nb), n) | np.repeat(np.asarray(positions, dtype=np.int64), nb)
         if n > 16:
             self._flush()
-            self._main.insert(h, b, p)
+            self._main.insert(h, bp)
             return
-        self._buf.insert(h, b, p)
+        self._buf.insert(h, bp)
         if self._buf.size > max(self._BUFFER_LIMIT, self._main.size // 8):
             self._flush()
 
     def _flush(self) -> None:
         if self._buf.size:
-            self._main.insert(self._buf.h, self._buf.b, self._buf.p)
+            self._main.insert(self._buf.h, self._buf.bp)
             self._buf = _SortedLevel()
 
     def query(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -312,16 +311,16 @@ class BandIndex:
         return code // width, code % width
 
 
-_BAND_NUMBERS: dict[int, np.ndarray] = {}
+_BAND_SHIFTED: dict[int, np.ndarray] = {}
 
 
-def _band_numbers(nb: int) -> np.ndarray:
-    """``arange(nb)`` as uint16, cached (read-only)."""
-    out = _BAND_NUMBERS.get(nb)
+def _band_shifted(nb: int) -> np.ndarray:
+    """``arange(nb) << 32`` as int64 (band numbers in the high half of ``band << 32 | pos``), cached."""
+    out = _BAND_SHIFTED.get(nb)
     if out is None:
-        out = np.arange(nb, dtype=np.uint16)
+        out = np.arange(nb, dtype=np.int64) << 32
         out.flags.writeable = False
-        _BAND_NUMBERS[nb] = out
+        _BAND_SHIFTED[nb] = out
     return out
 
 

@@ -167,8 +167,11 @@ def validate_embeddings(
             raise LamValueError(f"{name} is empty (shape {arr.shape})")
         return np.zeros((0, d), dtype=np.float32)
     arr64 = arr.astype(np.float64, copy=False)
+    norms = np.empty(n, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.sqrt((arr64 * arr64).sum(axis=1))
+        for s in range(0, n, 4096):  # row blocks: the same formula for every row, no N×D temporary
+            block = arr64[s : s + 4096]
+            norms[s : s + 4096] = np.sqrt((block * block).sum(axis=1))
     if not np.isfinite(norms).all():  # a NaN/inf value (or an overflowing square): find the row
         finite = np.isfinite(arr64).all(axis=1)
         if not finite.all():
