@@ -19,7 +19,7 @@ from .geometry import LamValueError
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lam-ref",
-        description="LAM reference implementation: compaction, verification, conformance, determinism.",
+        description="LAM reference implementation: compaction, claim verification, conformance checks, band and substitution tools.",
     )
     parser.add_argument("--version", action="version", version=f"lam_ref {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
