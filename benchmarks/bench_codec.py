@@ -34,6 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 from lam_ref.codec import (  # noqa: E402
     DEFAULT_REL_EB,
     codec_decode,
@@ -77,15 +79,6 @@ def real_embeddings(t: float, limit: int | None) -> tuple[list[np.ndarray], list
         "encode_and_compact_s": round(time.perf_counter() - t0, 2),
     }
     return all_rows, kept_rows, info
-
-
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def storage(kept: list[np.ndarray], total_vectors: int, rel_eb: float) -> dict:

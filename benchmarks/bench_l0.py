@@ -25,10 +25,10 @@ import json
 import platform
 import random
 import sys
-import time
 from pathlib import Path
 
 import xxhash
+from _timing import best_of
 
 from lam_ref.text.lines import dedup_records
 from lam_ref.text.loaders import LoadFailure, iter_trajectories
@@ -64,15 +64,6 @@ def long_trajectory(trajs: list[list[str]], copies: int) -> list[str]:
     return out
 
 
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def measure(trajs: list[list[str]], repeat: int) -> dict:
     h = xxhash.xxh3_64_intdigest
     pre_split = [b"\n".join(t.encode("utf-8") for t in tr).split(b"\n") for tr in trajs]
@@ -91,7 +82,7 @@ def measure(trajs: list[list[str]], repeat: int) -> dict:
         for tr in trajs:
             dedup_records(tr)
 
-    t_raw, t_split, t_l0 = best(raw, repeat), best(split_hash, repeat), best(l0, repeat)
+    t_raw, t_split, t_l0 = best_of(raw, repeat), best_of(split_hash, repeat), best_of(l0, repeat)
     dropped = sum(r.dropped_lines for tr in trajs for r in dedup_records(tr))
     return {
         "trajectories": len(trajs),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +64,21 @@ def load_embeddings(path: str, name: str = "embeddings") -> np.ndarray:
             raise LamValueError(f"{name} path {path!r} is an empty .npz")
         arr = arr[keys[0]]
     return arr
+
+
+def loaded_trajectories(paths: list[str], fmt: str | None, command: str, failures: list, *, show_warnings: bool = True) -> Iterator:
+    """Trajectories of ``paths`` one at a time (streaming); each file that fails to load is reported
+    on stderr as ``lam-ref COMMAND: failed: ...`` and appended to ``failures``, and the rest go on."""
+    from ..text.loaders import LoadFailure, MalformedEvidenceWarning, iter_trajectories
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MalformedEvidenceWarning)
+        for item in iter_trajectories(paths, fmt):
+            if isinstance(item, LoadFailure):
+                failures.append(item)
+                print(f"lam-ref {command}: failed: {item.error}", file=sys.stderr)
+                continue
+            if show_warnings:
+                for w in item.warnings:
+                    print(f"lam-ref {command}: warning: {w}", file=sys.stderr)
+            yield item

@@ -12,15 +12,14 @@ import argparse
 import json
 import re
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
 from ..geometry import LamValueError
 from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, get_encoder
-from ..text.loaders import FORMATS, LoadFailure, MalformedEvidenceWarning, iter_trajectories
+from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import CompactionConfig, CompactionResult, compact_trajectory, result_summary, summarize
-from ._common import table, write_json
+from ._common import loaded_trajectories, table, write_json
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "deletion"]
 
@@ -142,21 +141,13 @@ def run(args: argparse.Namespace) -> int:
     summaries: list[dict[str, Any]] = []
     failures: list[LoadFailure] = []
     problems: list[str] = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MalformedEvidenceWarning)
-        for item in iter_trajectories(args.paths, args.format):
-            if isinstance(item, LoadFailure):
-                failures.append(item)
-                print(f"lam-ref compact: failed: {item.error}", file=sys.stderr)
-                continue
-            for w in item.warnings:
-                print(f"lam-ref compact: warning: {w}", file=sys.stderr)
-            res = compact_trajectory(item, encoder, config, progress=not args.no_progress)
-            if args.check:
-                problems.extend(check_result(res))
-            if args.residual_dir:
-                write_residual(res, args.residual_dir)
-            summaries.append(result_summary(res))
+    for item in loaded_trajectories(args.paths, args.format, "compact", failures):
+        res = compact_trajectory(item, encoder, config, progress=not args.no_progress)
+        if args.check:
+            problems.extend(check_result(res))
+        if args.residual_dir:
+            write_residual(res, args.residual_dir)
+        summaries.append(result_summary(res))
     total = summarize(summaries, config) if summaries else None
     if summaries:
         rows = [table_row(s) for s in summaries] + [table_row(total)]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,10 @@ import numpy as np
 from .. import metrics as M
 from ..geometry import LamValueError, delta_from_t
 from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, get_encoder
-from ..text.loaders import FORMATS, LoadFailure, MalformedEvidenceWarning, iter_trajectories
+from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import CompactionConfig, Encoded, compact_trajectory
 from ..text.records import Trajectory
-from ._common import table, write_json
+from ._common import loaded_trajectories, table, write_json
 from .compact import parse_layers
 
 QUERY_ROLES = ("action", "assistant")
@@ -133,42 +132,36 @@ def run(args: argparse.Namespace) -> int:
     failures: list[LoadFailure] = []
     n_traj = 0
     unmatched = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MalformedEvidenceWarning)
-        for item in iter_trajectories(args.paths, args.format):
-            if isinstance(item, LoadFailure):
-                failures.append(item)
-                print(f"lam-ref sweep: failed: {item.error}", file=sys.stderr)
-                continue
-            n_traj += 1
-            cache: dict[str, Encoded] = {}
-            queries = None
-            if args.recall_k > 0:
-                qtexts = [r.text for r in item.records if r.role in QUERY_ROLES and r.text.strip()]
-                queries = encoder.encode(qtexts, batch_size=args.batch_size) if qtexts else None
-            patch = gold_for(item, gold) if gold is not None else None
-            if gold is not None and patch is None:
-                unmatched += 1
-            for acc, cfg in zip(accs, configs):
-                res = compact_trajectory(item, encoder, cfg, progress=not args.no_progress and acc is accs[0],
-                                         cache=cache)
-                acc.orig.append(res.tokens_original)
-                acc.net.append(res.tokens_residual_net)
-                acc.gross.append(res.tokens_residual_gross)
-                acc.chunks += res.chunks
-                acc.kept += res.kept_chunks
-                if res.chunks and res.kept_chunks < res.chunks:
-                    acc.ratio.append(res.delta_hat / cfg.delta)
-                acc.delta_hat = max(acc.delta_hat, res.delta_hat)
-                ids = res.deleted_ids
-                acc.dist.append(res.distances[ids])
-                acc.wts.append(res.chunk_tokens[ids])
-                enc = cache.get("orig" if layers[0] == "l1" else "l0")
-                if queries is not None and enc is not None and res.chunks:
-                    acc.recall.append(M.recall_at_k_per_query(enc.embeddings, queries, res.pi, args.recall_k))
-                if patch is not None:
-                    originals = [item.records[i].text for i in item.observation_indices]
-                    acc.evidence.append(M.evidence_retention(patch, originals, res.observation_residuals()))
+    for item in loaded_trajectories(args.paths, args.format, "sweep", failures, show_warnings=False):
+        n_traj += 1
+        cache: dict[str, Encoded] = {}
+        queries = None
+        if args.recall_k > 0:
+            qtexts = [r.text for r in item.records if r.role in QUERY_ROLES and r.text.strip()]
+            queries = encoder.encode(qtexts, batch_size=args.batch_size) if qtexts else None
+        patch = gold_for(item, gold) if gold is not None else None
+        if gold is not None and patch is None:
+            unmatched += 1
+        for acc, cfg in zip(accs, configs):
+            res = compact_trajectory(item, encoder, cfg, progress=not args.no_progress and acc is accs[0],
+                                     cache=cache)
+            acc.orig.append(res.tokens_original)
+            acc.net.append(res.tokens_residual_net)
+            acc.gross.append(res.tokens_residual_gross)
+            acc.chunks += res.chunks
+            acc.kept += res.kept_chunks
+            if res.chunks and res.kept_chunks < res.chunks:
+                acc.ratio.append(res.delta_hat / cfg.delta)
+            acc.delta_hat = max(acc.delta_hat, res.delta_hat)
+            ids = res.deleted_ids
+            acc.dist.append(res.distances[ids])
+            acc.wts.append(res.chunk_tokens[ids])
+            enc = cache.get("orig" if layers[0] == "l1" else "l0")
+            if queries is not None and enc is not None and res.chunks:
+                acc.recall.append(M.recall_at_k_per_query(enc.embeddings, queries, res.pi, args.recall_k))
+            if patch is not None:
+                originals = [item.records[i].text for i in item.observation_indices]
+                acc.evidence.append(M.evidence_retention(patch, originals, res.observation_residuals()))
     rows_json: list[dict[str, Any]] = []
     points: list[M.OperatingPoint] = []
     for acc in accs:
