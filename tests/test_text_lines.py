@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
+import pytest
+import xxhash
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lam_ref.geometry import LamValueError
+from lam_ref.text import lines as lines_mod
 from lam_ref.text.audit import undo_patches
-from lam_ref.text.lines import STUB_PREFIX, dedup_lines, dedup_records, is_blank, reference_dedup
+from lam_ref.text.lines import BACKENDS, STUB_PREFIX, dedup_lines, dedup_records, is_blank, reference_dedup
 from lam_ref.text.stubs import L0Stub, try_parse_stub
 
 LINES = ["alpha", "beta", "gamma = 1", "", "   ", "\t", "\u3000", "\u00a0 ", "\r", "x\r", "é中😀",
@@ -14,34 +20,115 @@ LINES = ["alpha", "beta", "gamma = 1", "", "   ", "\t", "\u3000", "\u00a0 ", "\r
 records = st.lists(st.lists(st.sampled_from(LINES), max_size=12).map("\n".join), max_size=8)
 
 
-def test_hand_example():
+#: Every L0 implementation built here (``c`` and ``python``) runs the tests marked with this.
+each_backend = pytest.mark.parametrize("backend", BACKENDS)
+
+
+def test_extension_is_built():
+    """The compiled L0 (``lam_ref/text/_l0.c``) is what `pip install` builds here; without it L0
+    falls back to numpy and misses the issue-3 throughput target. Set LAM_REF_PURE_PYTHON=1 to run
+    the suite on a machine with no C compiler."""
+    if os.environ.get("LAM_REF_PURE_PYTHON") == "1":
+        pytest.skip("LAM_REF_PURE_PYTHON=1: the numpy L0 alone is tested")
+    assert "c" in BACKENDS, "lam_ref.text._l0 is not built: reinstall (`make venv`) on a machine with a C compiler"
+
+
+@pytest.mark.skipif("c" not in BACKENDS, reason="the C extension lam_ref.text._l0 is not built")
+def test_vendored_xxh3_equals_the_xxhash_package():
+    """The vendored xxhash.h gives the same XXH3-64 (seed 0) as the `xxhash` package (SPEC §7), on
+    every length class of XXH3 (0, 1-3, 4-8, 9-16, 17-128, 129-240, long)."""
+    data = bytes(range(256)) * 8
+    for n in [*range(0, 260), 1000, 2047]:
+        assert lines_mod._c.xxh3_64(data[:n]) == xxhash.xxh3_64_intdigest(data[:n]), f"length {n}"
+
+
+def _texts(recs, backend):
+    return [r.text for r in dedup_records(recs, backend=backend)]
+
+
+@each_backend
+def test_hand_example(backend):
     """Worked by hand: repeats are dropped across and within records, blank lines never are,
     a run of consecutive repeats becomes one stub pointing at the first copy's output line."""
-    out = dedup_lines(["a\nb\n\na", "x\nb\na\n\nb\n[LAM:L1 9=2 d=0.0100]\n[LAM:L1 9=2 d=0.0100]"])
+    out = _texts(["a\nb\n\na", "x\nb\na\n\nb\n[LAM:L1 9=2 d=0.0100]\n[LAM:L1 9=2 d=0.0100]"], backend)
     assert out == [
         "a\nb\n\n[LAM:L0 1 lines=r0:0]",
         "x\n[LAM:L0 2 lines=r0:1]\n\n[LAM:L0 1 lines=r0:1]\n[LAM:L1 9=2 d=0.0100]\n[LAM:L1 9=2 d=0.0100]",
     ], f"got {out!r}"
 
 
-def test_pointer_is_output_line_of_first_copy():
+@each_backend
+def test_pointer_is_output_line_of_first_copy(backend):
     """The stub's line index counts lines of the *residual* of the first copy's record."""
-    out = dedup_lines(["p\np\np\nq", "q"])  # q is input line 3 of record 0 but output line 2
+    out = _texts(["p\np\np\nq", "q"], backend)  # q is input line 3 of record 0 but output line 2
     assert out == ["p\n[LAM:L0 2 lines=r0:0]\nq", "[LAM:L0 1 lines=r0:2]"], f"got {out!r}"
 
 
-def test_unicode_whitespace_is_blank():
+@each_backend
+def test_unicode_whitespace_is_blank(backend):
     assert is_blank("\u3000 \t".encode()) and is_blank(b"") and is_blank(b"\x1c"), "str.isspace semantics"
     assert not is_blank("\u200b".encode()) and not is_blank(b" x "), "zero-width space is not whitespace"
-    assert dedup_lines(["\u3000\n\u3000"]) == ["\u3000\n\u3000"], "ideographic spaces are blank lines"
+    assert _texts(["\u3000\n\u3000"], backend) == ["\u3000\n\u3000"], "ideographic spaces are blank lines"
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace() and chr(c) != "\n"]
+    got = _texts(["\n".join(spaces * 2)], backend)
+    assert got == ["\n".join(spaces * 2)], "every str.isspace character makes a blank (protected) line"
+    near = ["\u200b", "\u180e", "\ufeff", "x\u3000", "\u3000x"]  # not blank by str.isspace
+    got = _texts(["\n".join(near * 2)], backend)
+    assert got == ["\n".join(near) + "\n[LAM:L0 5 lines=r0:0]"], f"non-blank lines are deduplicated: {got!r}"
 
 
+@each_backend
 @given(recs=records)
-def test_equals_the_line_by_line_definition(recs):
-    """Claim: the vectorised L0 equals the definition of SPEC §7 run line by line
-    (:func:`reference_dedup`). Shown to fail on a variant that checked protection with ASCII
-    ``bytes.strip`` only (lines of U+3000 were dropped) and on one with a seen-set per record."""
-    assert dedup_lines(recs) == reference_dedup(recs), "vectorised L0 differs from the definition"
+def test_equals_the_line_by_line_definition(backend, recs):
+    """Claim: each L0 implementation equals the definition of SPEC §7 run line by line
+    (:func:`reference_dedup`). Shown to fail on a numpy variant that checked protection with ASCII
+    ``bytes.strip`` only (lines of U+3000 were dropped) and on one with a seen-set per record; and
+    on C variants (``_l0.c`` edited by hand) that: gave a registered line its output index before a
+    pending stub took its line, checked blankness on ASCII only, forgot the stub-prefix protection,
+    or reset the seen-set after the first record."""
+    assert _texts(recs, backend) == reference_dedup(recs), f"L0 ({backend}) differs from the definition"
+
+
+@given(recs=records, rids=st.lists(st.integers(-(2**70), 2**70), min_size=8, max_size=8))
+def test_backends_agree_on_whole_records(recs, rids):
+    """Claim: the backends return identical L0Records (text, stub fields, dropped count, audit
+    patches), including for record ids beyond int64 (the C pass hands those to numpy)."""
+    ids = rids[: len(recs)]
+    outs = {b: dedup_records(recs, record_ids=ids, backend=b) for b in BACKENDS}
+    for b, out in outs.items():
+        assert out == outs["python"], f"backend {b!r} differs from 'python'"
+
+
+@each_backend
+def test_many_distinct_lines(backend):
+    """Thousands of distinct lines (the C seen-set grows several times), repeated in a shuffled
+    order across records with blank lines between: equal to the definition."""
+    import random
+
+    rng = random.Random(7)
+    distinct = [f"line {i} " + "x" * rng.randrange(0, 300) for i in range(6000)]
+    recs = ["\n".join(rng.choice(distinct) if rng.random() > 0.1 else "  " for _ in range(400)) for _ in range(40)]
+    assert _texts(recs, backend) == reference_dedup(recs), f"L0 ({backend}) differs on a large trajectory"
+
+
+@each_backend
+def test_lone_surrogates_fall_back(backend):
+    """A str with a lone surrogate has no UTF-8 form; L0 still handles it (surrogatepass), equal to
+    the definition, whatever the backend asked for."""
+    recs = ["a\ud800\nb", "a\ud800\nb\nc"]
+    assert _texts(recs, backend) == reference_dedup(recs) == ["a\ud800\nb", "[LAM:L0 2 lines=r0:0]\nc"]
+
+
+@each_backend
+def test_bad_input_is_named(backend):
+    """Bad input names the argument and the value (non-negotiable of the guide)."""
+    with pytest.raises(LamValueError, match=r"texts\[1\] must be str, got bytes"):
+        dedup_records(["a", b"b"], backend=backend)
+    with pytest.raises(LamValueError, match="record_ids has 1 entries for 2 texts"):
+        dedup_records(["a", "b"], record_ids=[0], backend=backend)
+    with pytest.raises(LamValueError, match="backend must be"):
+        dedup_records(["a"], backend="fortran")
+    assert dedup_records([], backend=backend) == [], "no records in, no records out"
 
 
 @given(recs=records)
@@ -62,12 +149,13 @@ def test_no_repeated_content_line_survives(recs):
             assert line.strip() == "" or line.startswith(STUB_PREFIX) or line in seen, f"{line!r} vanished"
 
 
+@each_backend
 @given(recs=records)
-def test_stub_pointers_and_patches(recs):
+def test_stub_pointers_and_patches(backend, recs):
     """Claim: each L0 stub points at an output line equal to the first dropped line of its run, and
     the patches undo each record exactly (the audit of SPEC §8). Shown to fail on a variant that
     pointed at the first copy's *input* line index instead of its output line."""
-    res = dedup_records(recs)
+    res = dedup_records(recs, backend=backend)
     outs = [r.text.split("\n") for r in res]
     for r, (orig, rr) in enumerate(zip(recs, res)):
         assert undo_patches(rr.text, rr.patches) == orig, f"record {r} does not undo to its input"

@@ -9,13 +9,21 @@ lines (empty or whitespace-only by ``str.isspace``) and stub lines (starting wit
 becomes one stub line ``[LAM:L0 {count} lines=r{r}:{l}]`` naming where the first copy
 of the run's first line stands (record index, line index in that record's output, 0-based).
 
-Implementation (equal to the definition, property-tested against a line-by-line reference):
-the first copy of any hash always stays (nothing before it is equal), and a later copy is dropped
-unless protected, and protection depends only on the line's content. So "dropped" is "not the
-first occurrence of its hash, and not protected", computed in one vectorised pass
-(``dict.setdefault`` over the hashes, in C) instead of a Python loop per line; protected first
-copies are registered too, which changes no decision because every copy of them is protected.
-``benchmarks/bench_l0.py`` measures the throughput against raw ``xxh3_64`` over the same lines.
+Two implementations, both property-tested equal to the line-by-line definition
+(:func:`reference_dedup`); :func:`dedup_records` picks one with ``backend``:
+
+* ``"c"``: the extension module ``lam_ref.text._l0`` (``_l0.c``, built by ``pip install``;
+  XXH3-64 from the vendored ``xxhash.h``), the definition run in one C pass: no Python object per
+  line, only per changed record and per stub. The default whenever it is built.
+* ``"python"``: numpy and C-level builtins. The first copy of any hash always stays (nothing before
+  it is equal), a later copy is dropped unless protected, and protection depends only on the
+  line's content. So "dropped" is "not the first occurrence of its hash, and not protected",
+  computed in one vectorised pass (``dict.setdefault`` over the hashes) instead of a Python loop per
+  line; protected first copies are registered too, which changes no decision because every copy of
+  them is protected. Used when the extension is not built (no C compiler), and for text the C pass
+  cannot take (lone surrogates, record ids outside int64).
+
+``benchmarks/bench_l0.py`` measures both against raw ``xxh3_64`` over the same lines.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from itertools import repeat
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import xxhash
@@ -31,12 +39,21 @@ import xxhash
 from ..geometry import LamValueError
 from .stubs import STUB_PREFIX, L0Stub
 
-__all__ = ["L0Record", "STUB_PREFIX", "dedup_lines", "dedup_records", "is_blank", "reference_dedup"]
+try:
+    from . import _l0 as _c
+except ImportError:  # built without a C compiler: the numpy implementation serves
+    _c = None
+
+__all__ = ["BACKENDS", "L0Record", "STUB_PREFIX", "dedup_lines", "dedup_records", "is_blank", "reference_dedup"]
 
 _PREFIX_B = STUB_PREFIX.encode("ascii")
 #: ``L0Stub.render`` as a bytes format (a test pins the two equal).
 _L0_FMT = (STUB_PREFIX + "L0 %d lines=r%d:%d]").encode("ascii")
+_L0_PIECES = tuple(_L0_FMT.split(b"%d"))
 _h = xxhash.xxh3_64_intdigest
+
+#: The L0 implementations available here, fastest first (``"c"`` only when the extension is built).
+BACKENDS: tuple[str, ...] = ("c", "python") if _c is not None else ("python",)
 
 
 class L0Record(NamedTuple):
@@ -88,19 +105,37 @@ def _protected_mask(cand: list[bytes]) -> np.ndarray:
     return prot
 
 
-def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = None) -> list[L0Record]:
+def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = None,
+                  backend: Literal["auto", "c", "python"] = "auto") -> list[L0Record]:
     """L0 over one trajectory's residual records, in arrival order (SPEC §7).
 
     ``record_ids`` are the trajectory indices of ``texts`` (default ``0..n-1``); stubs name them.
-    Returns one :class:`L0Record` per input text.
+    ``backend``: ``"auto"`` (C when built, else numpy), ``"c"`` or ``"python"`` (see the module
+    docstring; both give identical results). Returns one :class:`L0Record` per input text.
     """
+    if backend not in ("auto", "c", "python"):
+        raise LamValueError(f"backend must be 'auto', 'c' or 'python', got {backend!r}")
+    if backend == "c" and _c is None:
+        raise LamValueError("backend='c': the extension lam_ref.text._l0 is not built (reinstall with a C compiler)")
     texts = list(texts)
+    if record_ids is None:
+        rids = list(range(len(texts)))
+    else:
+        rids = [int(r) for r in record_ids]
+        if len(rids) != len(texts):
+            raise LamValueError(f"record_ids has {len(rids)} entries for {len(texts)} texts")
+    if _c is not None and backend != "python":
+        out = _c.dedup(texts, rids, L0Record, _L0_PIECES, _PREFIX_B, LamValueError)
+        if out is not None:
+            return out
+    return _dedup_records_py(texts, rids)
+
+
+def _dedup_records_py(texts: list, rids: list[int]) -> list[L0Record]:
+    """The numpy implementation of :func:`dedup_records` (see the module docstring)."""
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise LamValueError(f"texts[{i}] must be str, got {type(t).__name__}")
-    rids = list(range(len(texts))) if record_ids is None else [int(r) for r in record_ids]
-    if len(rids) != len(texts):
-        raise LamValueError(f"record_ids has {len(rids)} entries for {len(texts)} texts")
     if not texts:
         return []
     # one encode and one split for the whole trajectory; record r owns lines offsets[r]:offsets[r+1]
