@@ -4,7 +4,7 @@ compaction cost). Not a test: it reports.
 1. **Stage costs**, one process: the shared SWE-agent trajectories (or, without
    ``../shared/data``, the demo agent's trajectory) compacted with the real encoder, L1 then L0
    plus the per-layer extras (L1 alone, L0 alone). Everything except encoding — loading,
-   tokenizing/chunking, L1 (OnlineSession), residual building, L0, whole-text token counts, the
+   tokenizing/chunking, L1 (OnlineSession), residual building, L0, whole-text token counts, the L2 storage report, the
    audit store — is compared with encoding time. Target: <= 2 % of encoding.
 2. **Memory while streaming** (``--memory N``, default 500): a temporary directory holds ``N``
    trajectory files (copies of the shared ones, cycled). Child processes report their peak RSS
@@ -71,10 +71,12 @@ def _run_child(mode: str, target: str, encoder_name: str) -> dict:
 
 
 def stage_costs(encoder_name: str) -> dict:
+    from lam_ref.codec import DEFAULT_REL_EB
     from lam_ref.text.encoders import get_encoder
     from lam_ref.text.loaders import LoadFailure, iter_trajectories
     from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
 
+    config = CompactionConfig(l2_rel_eb=DEFAULT_REL_EB)  # as `lam-ref compact` runs: L1, L0, L2 report
     if SHARED.is_dir():
         paths, source = [SHARED], f"shared SWE-agent trajectories ({SHARED})"
     else:
@@ -98,7 +100,7 @@ def stage_costs(encoder_name: str) -> dict:
             break
         if isinstance(item, LoadFailure):
             continue
-        res = compact_trajectory(item, enc, CompactionConfig())
+        res = compact_trajectory(item, enc, config)
         n_traj += 1
         chunks += res.chunks
         tokens += res.tokens_original

@@ -63,7 +63,7 @@ def encode(x: Any, eb: float, *, block_size: int = _codec.BLOCK_SIZE, xp: Any = 
     """:func:`lam_ref.codec.codec_encode` on the GPU: same arguments, same bytes."""
     xp = _xp(xp)
     arr = _device_vector(x, xp)
-    e = _codec._validate_eb(eb)
+    e = _codec.validate_eb(eb)
     block = _codec._validate_block(block_size)
     q = _codec.quantize(arr, e, xp=xp)
     rates, payload = _codec.encode_blocks(q, block, xp)
@@ -74,7 +74,7 @@ def encode_rel(x: Any, rel_eb: float = _codec.DEFAULT_REL_EB, *, block_size: int
     """Relative mode on the GPU: ``eb = rel_eb · max|x|`` (float64), as :func:`lam_ref.codec.relative_eb`."""
     xp = _xp(xp)
     arr = _device_vector(x, xp)
-    r = _codec._validate_eb(rel_eb, "rel_eb")
+    r = _codec.validate_eb(rel_eb, "rel_eb")
     m = float(xp.abs(arr).max()) if arr.size else 0.0
     return encode(arr, r * m if m > 0.0 else r, block_size=block_size, xp=xp)
 

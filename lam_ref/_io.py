@@ -15,6 +15,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a written file gets the usual mode
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
@@ -25,6 +26,12 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
             os.unlink(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:

@@ -47,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"lam-ref {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a disk full, a permission lost mid-run: one line, not a traceback
+        where = f" {exc.filename!r}" if exc.filename else ""
+        print(f"lam-ref {args.command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

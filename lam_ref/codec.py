@@ -77,6 +77,7 @@ __all__ = [
     "read_header",
     "relative_eb",
     "storage_report",
+    "validate_eb",
     "within_error_bound",
 ]
 
@@ -101,7 +102,8 @@ _F32_OVERFLOW = 2.0**128 - 2.0**103
 # validation
 
 
-def _validate_eb(eb: Any, name: str = "eb") -> float:
+def validate_eb(eb: Any, name: str = "eb") -> float:
+    """An error bound as a positive finite float (``2·eb`` finite too); else :class:`LamValueError` naming ``name``."""
     if isinstance(eb, bool) or not isinstance(eb, (int, float, np.integer, np.floating)):
         raise LamValueError(f"{name} must be a positive finite number, got {eb!r} ({type(eb).__name__})")
     value = float(eb)
@@ -173,7 +175,7 @@ def quantize(x: Any, eb: float, *, xp: Any = np) -> Any:
     ``-2.5 -> -2``, ``-0.5 -> 0``. Raises unless ``|q| <= Q_MAX`` (``2**31 - 1``) and the
     reconstruction of every code is finite in float32. ``xp`` is the array module (numpy or cupy).
     """
-    e = _validate_eb(eb)
+    e = validate_eb(eb)
     s = 2.0 * e
     x64 = xp.asarray(x).astype(xp.float64)
     y = x64 / s
@@ -193,7 +195,7 @@ def quantize(x: Any, eb: float, *, xp: Any = np) -> Any:
 
 def dequantize(q: Any, eb: float, *, xp: Any = np) -> Any:
     """Reconstruction ``x' = float32(float64(q) * (2.0*eb))`` (round to nearest even; SPEC §9, step 6)."""
-    s = 2.0 * _validate_eb(eb)
+    s = 2.0 * validate_eb(eb)
     with np.errstate(over="ignore"):  # an overflow to inf is reported by the caller, never returned
         return (xp.asarray(q).astype(xp.float64) * s).astype(xp.float32)
 
@@ -205,7 +207,7 @@ def error_slack(x: Any, x_rec: Any, eb: float) -> np.ndarray:
     ``2**-52·(|x| + eb)`` bounds the float64 rounding of the quotient ``x/s`` and of the product
     ``q·s`` (each at most ``2**-53`` relative). docs/codec.md has the derivation.
     """
-    e = _validate_eb(eb)
+    e = validate_eb(eb)
     xr = np.abs(np.asarray(x_rec, dtype=np.float32))
     x64 = np.abs(np.asarray(x, dtype=np.float64))
     return np.spacing(xr).astype(np.float64) / 2.0 + 2.0**-52 * (x64 + e)
@@ -219,7 +221,7 @@ def within_error_bound(x: Any, x_rec: Any, eb: float) -> np.ndarray:
     """
     from fractions import Fraction
 
-    e = _validate_eb(eb)
+    e = validate_eb(eb)
     x64 = np.asarray(x, dtype=np.float32).astype(np.float64).reshape(-1)
     r64 = np.asarray(x_rec, dtype=np.float32).astype(np.float64).reshape(-1)
     if x64.shape != r64.shape:
@@ -242,7 +244,7 @@ def relative_eb(x: Any, rel_eb: float = DEFAULT_REL_EB) -> float:
     For an empty or all-zero ``x`` any positive bound reconstructs exactly; ``rel_eb`` itself is
     then used so that the stream still carries a valid ``eb``.
     """
-    r = _validate_eb(rel_eb, "rel_eb")
+    r = validate_eb(rel_eb, "rel_eb")
     arr = _as_float32_vector(x)
     m = float(np.abs(arr).max()) if arr.size else 0.0
     return r * m if m > 0.0 else r
@@ -439,7 +441,7 @@ def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE) -> bytes:
     :func:`codec_decode` needs only the bytes. Deterministic: equal inputs give equal bytes.
     """
     arr = _as_float32_vector(x)
-    e = _validate_eb(eb)
+    e = validate_eb(eb)
     block = _validate_block(block_size)
     q = quantize(arr, e)
     rates, payload = encode_blocks(q, block, np)
@@ -550,8 +552,8 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
             raise ImportError("numcodecs is not installed: pip install numcodecs (lam_ref[encoder])")
         if eb is not None and rel_eb is not None:
             raise LamValueError(f"give eb or rel_eb, not both (eb={eb!r}, rel_eb={rel_eb!r})")
-        self.eb = None if eb is None else _validate_eb(eb)
-        self.rel_eb = None if rel_eb is None and eb is not None else _validate_eb(
+        self.eb = None if eb is None else validate_eb(eb)
+        self.rel_eb = None if rel_eb is None and eb is not None else validate_eb(
             DEFAULT_REL_EB if rel_eb is None else rel_eb, "rel_eb"
         )
         self.block_size = _validate_block(block_size)

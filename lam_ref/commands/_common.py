@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 from collections.abc import Iterator
@@ -13,6 +14,32 @@ import numpy as np
 
 from .._io import atomic_write_text
 from ..geometry import LamValueError
+
+
+def check_output_file(path: str, name: str) -> None:
+    """Refuse, before any work, an output file path that cannot be written: a folder, a file
+    inside something that is not a folder, or a folder without write permission."""
+    p = Path(path)
+    if p.is_dir():
+        raise LamValueError(f"{name} {path!r} is a directory; give a file path")
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent  # the nearest existing ancestor: missing folders are created
+    if not parent.is_dir():
+        raise LamValueError(f"{name} {path!r}: {str(parent)!r} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise LamValueError(f"{name} {path!r}: directory {str(parent)!r} is not writable")
+
+
+def check_output_dir(path: str, name: str) -> None:
+    """Refuse, before any work, an output folder that exists as something else or cannot be written."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise LamValueError(f"{name} {path!r} exists and is not a directory")
+    if not p.exists():
+        check_output_file(str(p / "_"), name)  # its nearest existing ancestor must be a writable folder
+    elif not os.access(p, os.W_OK | os.X_OK):
+        raise LamValueError(f"{name} {path!r} is not writable")
 
 
 def write_json(obj: Any, dest: str) -> None:

@@ -2,26 +2,33 @@
 
 Streams the trajectories under ``PATH...`` one at a time (one trajectory's embeddings in memory),
 prints one table row per trajectory and the totals, and optionally writes a JSON report, the
-residual trajectories and their audit stores. A file that fails to load is reported with the
-file, the JSON path and the problem, and the run goes on with the other files (exit status 1).
+residual trajectories and their audit stores (``lam-ref restore`` turns those back into the
+originals). A file that fails to load, or whose compaction fails, is reported with the file (and,
+for load errors, the JSON path and the problem), and the run goes on with the other files (exit
+status 1). Output paths are checked before anything is encoded.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from .._io import atomic_write
+from ..codec import DEFAULT_REL_EB
 from ..geometry import LamValueError
 from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, get_encoder
 from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import CompactionConfig, CompactionResult, compact_trajectory, result_summary, summarize
-from ._common import loaded_trajectories, table, write_json
+from ..text.records import TrajectoryFormatError
+from ._common import check_output_dir, check_output_file, loaded_trajectories, table, write_json
 
-TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "deletion"]
+TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
+                "deletion"]
 
 
 def parse_layers(text: str) -> tuple[str, ...]:
@@ -36,11 +43,43 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100.0 * x:.2f}%"
 
 
-def table_row(s: dict[str, Any], width: int = 44) -> list[Any]:
+def short_id(tid: str, width: int) -> str:
+    """``tid`` in at most ``width`` characters, both ends kept (ids often differ in the middle)."""
+    if len(tid) <= width:
+        return tid
+    head = (width - 1) // 2
+    return tid[:head] + "…" + tid[-(width - 1 - head) :]
+
+
+def display_ids(ids: list[str], width: int = 44) -> list[str]:
+    """Table labels for ``ids`` (one per row): each id in at most ``width`` characters (both ends
+    kept); ids whose labels would coincide drop their common prefix (``…`` + the rest), widening
+    only if needed; a repeated id (the same task in two folders) gets `` (2)``, `` (3)``, ..."""
+    labels = {t: short_id(t, width) for t in ids}
+    groups: dict[str, list[str]] = {}
+    for t in dict.fromkeys(ids):
+        groups.setdefault(labels[t], []).append(t)
+    for group in (g for g in groups.values() if len(g) > 1):
+        cut = len(os.path.commonprefix(group))
+        w = width
+        while True:
+            forms = {t: "…" + short_id(t[cut:], w - 1) for t in group}
+            if len(set(forms.values())) == len(group) or w >= max(map(len, group)):
+                break
+            w += 4
+        labels.update(forms)
+    seen: dict[str, int] = {}
+    out = []
+    for t in ids:
+        seen[t] = seen.get(t, 0) + 1
+        out.append(labels[t] if seen[t] == 1 else f"{labels[t]} ({seen[t]})")
+    return out
+
+
+def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> list[Any]:
     """One row of the compact table from a per-trajectory (or total) report dict."""
-    tid = str(s["id"])
-    if len(tid) > width:
-        tid = "…" + tid[-(width - 1) :]
+    tid = label if label is not None else short_id(str(s["id"]), width)
+    l2 = s.get("l2")
     return [
         tid,
         s["observation_records"],
@@ -53,6 +92,7 @@ def table_row(s: dict[str, Any], width: int = 44) -> list[Any]:
         _pct(s.get("l0_removal")),
         f"{s['delta_hat']:.4f}",
         f"{s['truncated_windows']}/{s['chunks']}",
+        "—" if not l2 or l2.get("ratio") is None else f"{l2['ratio']:.2f}×",
         s["deletion_digest"],
     ]
 
@@ -62,19 +102,36 @@ def safe_name(traj_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "__", traj_id).strip("_") or "trajectory"
 
 
-def write_residual(res: CompactionResult, directory: str | Path) -> tuple[Path, Path]:
-    """``<id>.residual.jsonl`` (one record per line) and ``<id>.audit.json`` under ``directory``."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    name = safe_name(res.trajectory.id)
-    rpath = d / f"{name}.residual.jsonl"
-    tmp = rpath.with_suffix(".jsonl.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for rec in res.residual_records():
-            fh.write(json.dumps(rec.to_json(), ensure_ascii=False) + "\n")
-    tmp.replace(rpath)
-    apath = res.audit.save(d / f"{name}.audit.json")
-    return rpath, apath
+class ResidualWriter:
+    """Writes ``<name>.residual.jsonl`` and ``<name>.audit.json`` per trajectory into one folder.
+
+    Names come from :func:`safe_name`; a name already used in this run gets ``~2``, ``~3``, ... so
+    two inputs with the same id (the same task in two folders) never overwrite each other's audit
+    store. :attr:`written` maps each name to its trajectory's id and source path (the JSON report
+    lists it)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.written: dict[str, dict[str, str]] = {}
+
+    def name_for(self, traj_id: str) -> str:
+        base = safe_name(traj_id)
+        name, k = base, 1
+        while name in self.written:
+            k += 1
+            name = f"{base}~{k}"
+        return name
+
+    def write(self, res: CompactionResult) -> tuple[Path, Path]:
+        name = self.name_for(res.trajectory.id)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        lines = "".join(json.dumps(rec.to_json(), ensure_ascii=False) + "\n" for rec in res.residual_records())
+        data = lines.encode("utf-8", errors="surrogatepass")
+        rpath = atomic_write(self.directory / f"{name}.residual.jsonl", lambda fh: fh.write(data))
+        apath = res.audit.save(self.directory / f"{name}.audit.json")
+        self.written[name] = {"id": res.trajectory.id, "path": res.trajectory.path,
+                              "residual": rpath.name, "audit": apath.name}
+        return rpath, apath
 
 
 def check_result(res: CompactionResult) -> list[str]:
@@ -116,6 +173,10 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--exhaustive", action="store_true", help="exhaustive candidate search (equals the oracle)")
     p.add_argument("--both-orders", action="store_true",
                    help="also run the other layer order (Table 12 ablation; L0->L1 encodes the L0 residual)")
+    p.add_argument("--l2-rel-eb", type=float, default=DEFAULT_REL_EB, metavar="EB",
+                   help=f"L2 codec relative error bound for the storage report of the retained embeddings "
+                        f"(default {DEFAULT_REL_EB}, Table 20)")
+    p.add_argument("--no-l2", action="store_true", help="skip the L2 storage report")
     p.add_argument("--check", action="store_true", help="verify δ̂ <= δ and the audit round trip; exit 1 on failure")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -131,7 +192,12 @@ def run(args: argparse.Namespace) -> int:
         driver=args.driver,
         exhaustive=args.exhaustive,
         both_orders=args.both_orders,
+        l2_rel_eb=None if args.no_l2 else args.l2_rel_eb,
     )
+    if args.json and args.json != "-":
+        check_output_file(args.json, "--json")
+    if args.residual_dir:
+        check_output_dir(args.residual_dir, "--residual-dir")
     encoder = get_encoder(args.encoder, args.device)
     if encoder.kind == "hashing":
         print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
@@ -141,16 +207,26 @@ def run(args: argparse.Namespace) -> int:
     summaries: list[dict[str, Any]] = []
     failures: list[LoadFailure] = []
     problems: list[str] = []
+    writer = ResidualWriter(args.residual_dir) if args.residual_dir else None
     for item in loaded_trajectories(args.paths, args.format, "compact", failures):
-        res = compact_trajectory(item, encoder, config, progress=not args.no_progress)
+        try:
+            res = compact_trajectory(item, encoder, config, progress=not args.no_progress)
+        except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch
+            if os.environ.get("LAM_REF_DEBUG") == "1":
+                raise
+            failure = LoadFailure(TrajectoryFormatError(item.path, "$", f"compaction failed: {type(exc).__name__}: {exc}"))
+            failures.append(failure)
+            print(f"lam-ref compact: failed: {failure.error}", file=sys.stderr)
+            continue
         if args.check:
             problems.extend(check_result(res))
-        if args.residual_dir:
-            write_residual(res, args.residual_dir)
+        if writer is not None:
+            writer.write(res)
         summaries.append(result_summary(res))
     total = summarize(summaries, config) if summaries else None
     if summaries:
-        rows = [table_row(s) for s in summaries] + [table_row(total)]
+        labels = display_ids([str(s["id"]) for s in summaries])
+        rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
         print(table(rows, TABLE_HEADER), file=out)
         print(
             f"encoder {encoder.name} (D={encoder.dim}), threshold t={config.threshold} (δ={config.delta:.4f}), "
@@ -159,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
             file=out,
         )
     if failures:
-        print(f"lam-ref compact: {len(failures)} of {len(failures) + len(summaries)} inputs failed to load", file=sys.stderr)
+        print(f"lam-ref compact: {len(failures)} of {len(failures) + len(summaries)} inputs failed", file=sys.stderr)
     for prob in problems:
         print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
     if args.json:
@@ -171,6 +247,8 @@ def run(args: argparse.Namespace) -> int:
             "failures": [f.to_json() for f in failures],
             "checks": {"run": bool(args.check), "problems": problems},
         }
+        if writer is not None:
+            report["residual_files"] = writer.written
         write_json(report, args.json)
     if not summaries and not failures:
         print("lam-ref compact: no trajectories found", file=sys.stderr)

@@ -214,5 +214,27 @@ def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None) -> Encod
         raise LamValueError(f"encoder must be a non-empty name, got {name!r}")
     m = _HASH_NAME.fullmatch(name.lower())
     if m:
+        if device not in (None, "cpu"):
+            raise LamValueError(f"device {device!r}: the hashing encoder runs on the CPU (numpy); use 'cpu' or omit it")
         return HashingEncoder(int(m.group(1)) if m.group(1) else 256)
+    check_device(device)
     return SentenceTransformerEncoder(name, device=device)
+
+
+def check_device(device: str | None) -> None:
+    """Refuse a device string torch cannot parse, or a CUDA device when torch sees none, before
+    any model loads (the error names the device, not a model-loading failure)."""
+    if device is None:
+        return
+    try:
+        import torch
+    except ImportError as exc:
+        raise LamValueError(f"device {device!r} needs the package 'torch'") from exc
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise LamValueError(f"device must be a torch device such as 'cpu' or 'cuda:0', got {device!r}") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise LamValueError(f"device {device!r}: this torch build sees no CUDA device (torch {torch.__version__})")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise LamValueError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s) present")

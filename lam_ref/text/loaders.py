@@ -54,6 +54,8 @@ __all__ = [
 
 #: Loader names accepted by ``--format``.
 FORMATS = ("swe-agent", "mini-swe-agent", "locomo", "jsonl")
+#: The largest turn (agent step) index a JSONL record may give (turns are int64 downstream).
+MAX_TURN = 2**31 - 1
 
 #: File name patterns picked up when a directory is given, per format (``None``: auto-detect).
 _DIR_PATTERNS: dict[str | None, tuple[str, ...]] = {
@@ -113,13 +115,12 @@ def _read_text(path: Path) -> str:
     return text
 
 
-def _parse_json(path: Path, text: str, where: str = "$") -> Any:
+def _parse_json(path: Path, text: str, where: str = "$", *, one_line: bool = False) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TrajectoryFormatError(
-            str(path), where, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
+        at = f"column {exc.colno}" if one_line else f"line {exc.lineno} column {exc.colno}"
+        raise TrajectoryFormatError(str(path), where, f"invalid JSON at {at}: {exc.msg}") from exc
     except RecursionError as exc:
         raise TrajectoryFormatError(str(path), where, "invalid JSON: nested too deeply") from exc
 
@@ -414,15 +415,15 @@ def _load_jsonl(path: Path, text: str, traj_id: str) -> list[Trajectory]:
         if not line.strip():
             continue
         where = f"line {n} $"
-        obj = c.obj(_parse_json(path, line, f"line {n}"), where)
+        obj = c.obj(_parse_json(path, line, f"line {n}", one_line=True), where)
         role = c.role(obj, where)
         if "text" not in obj:
             raise c.fail(where, "missing key 'text'")
         body = c.text(obj["text"], f"{where}.text")
         if "turn" in obj and obj["turn"] is not None:
             t = obj["turn"]
-            if isinstance(t, bool) or not isinstance(t, int) or t < 0:
-                raise c.fail(f"{where}.turn", f"expected a non-negative integer, got {_type_name(t)} {t!r}")
+            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= MAX_TURN:
+                raise c.fail(f"{where}.turn", f"expected an integer in [0, {MAX_TURN}], got {_type_name(t)} {t!r}")
             if records and t < records[-1].turn:
                 raise c.fail(f"{where}.turn", f"turn {t} is smaller than the previous record's turn {records[-1].turn}")
             turn = t

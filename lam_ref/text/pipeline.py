@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import codec as _codec
 from .. import digest as _digest
 from .. import metrics as _metrics
 from ..geometry import LamValueError, delta_from_t, validate_threshold
@@ -85,6 +86,9 @@ class CompactionConfig:
     driver: str = "online"
     per_layer: bool = True
     both_orders: bool = False
+    #: L2 (SPEC §9): relative error bound for the storage report of the retained embeddings;
+    #: ``None`` skips it (``lam-ref compact`` passes 0.001, Table 20's setting).
+    l2_rel_eb: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "threshold", validate_threshold(self.threshold, "threshold"))
@@ -94,6 +98,8 @@ class CompactionConfig:
         object.__setattr__(self, "layers", layers)
         if self.driver not in ("online", "batch"):
             raise LamValueError(f"driver must be 'online' or 'batch', got {self.driver!r}")
+        if self.l2_rel_eb is not None:
+            object.__setattr__(self, "l2_rel_eb", _codec.validate_eb(self.l2_rel_eb, "l2_rel_eb"))
 
     @property
     def delta(self) -> float:
@@ -116,6 +122,7 @@ class CompactionConfig:
             "batch_size": self.batch_size,
             "driver": self.driver,
             "both_orders": self.both_orders,
+            "l2_rel_eb": self.l2_rel_eb,
         }
 
 
@@ -312,6 +319,8 @@ class CompactionResult(MapView):
     l0_stubs: int
     l0_dropped_lines: int
     timings: dict[str, float] = field(default_factory=dict)
+    #: L2 storage of the retained embeddings (``config.l2_rel_eb`` set and L1 run), else ``None``.
+    l2: _codec.StorageReport | None = None
 
     # -- derived -------------------------------------------------------------------------------
     @property
@@ -387,6 +396,7 @@ class CompactionResult(MapView):
             "audit_moved_bytes": self.audit.moved_bytes,
             "timings_s": dict(self.timings),
             "warnings": list(self.trajectory.warnings),
+            "l2": None if self.l2 is None else self.l2.to_json(),
         }
         return out
 
@@ -498,6 +508,12 @@ def compact_trajectory(
         pi, dist, verified = main_l1.pi, main_l1.distances, main_l1.pairs_verified
         ctok = np.fromiter((c.tokens for c in main_enc.chunks), dtype=np.int64, count=len(main_enc.chunks))
         trunc = main_enc.truncated
+    l2 = None
+    if config.l2_rel_eb is not None and main_enc is not None:
+        t0 = time.perf_counter()
+        kept = main_enc.embeddings[pi == np.arange(pi.shape[0])]
+        l2 = _codec.storage_report(kept.reshape(kept.shape[0], -1), config.l2_rel_eb)
+        timings["l2"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_all
     return CompactionResult(
         trajectory=traj,
@@ -519,6 +535,7 @@ def compact_trajectory(
         l0_stubs=stage.l0_stubs,
         l0_dropped_lines=stage.l0_dropped_lines,
         timings=timings,
+        l2=l2,
     )
 
 
@@ -599,7 +616,20 @@ def summarize(results: Sequence[dict[str, Any]], config: CompactionConfig) -> di
         "truncation_rate": trunc / chunks if chunks else 0.0,
         "l1_stubs": sum(r["l1_stubs"] for r in results),
         "l0_stubs": sum(r["l0_stubs"] for r in results),
+        "l2": _l2_total([r.get("l2") for r in results]),
     }
+
+
+def _l2_total(reports: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """L2 over all trajectories: summed bytes (each trajectory is its own stream, its own bound)."""
+    reps = [r for r in reports if r is not None]
+    if not reps:
+        return None
+    raw = sum(r["raw_bytes"] for r in reps)
+    enc = sum(r["encoded_bytes"] for r in reps)
+    return {"vectors": sum(r["vectors"] for r in reps), "rel_eb": reps[0]["rel_eb"], "raw_bytes": raw,
+            "encoded_bytes": enc, "ratio": raw / enc if enc else None,
+            "bound_holds": all(r["bound_holds"] for r in reps), "trajectories": len(reps)}
 
 
 def result_summary(res: CompactionResult) -> dict[str, Any]:

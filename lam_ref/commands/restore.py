@@ -1,0 +1,109 @@
+"""``lam-ref restore``: the originals back from ``lam-ref compact --residual-dir`` output (SPEC §8:
+"nothing is lost, only moved"; paper §2.3).
+
+Each ``<name>.audit.json`` is paired with its ``<name>.residual.jsonl``; undoing the recorded L1/L0
+patches of every record, last layer first, gives the original text, which must match the SHA-256
+the audit store took of it at compaction time (so a restored record is byte-identical to the
+original, and a residual edited afterwards is refused, never silently "restored"). Without
+``--out`` the originals are checked and counted; with it they are written as
+``<name>.original.jsonl`` (one record per line, ``role``, ``text``, ``turn``, ``source`` and
+``name`` as in the residual; readable by ``lam-ref compact --format jsonl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .._io import atomic_write
+from ..geometry import LamValueError
+from ..text.audit import AuditStore
+from ..text.loaders import load_file
+from ._common import check_output_dir, table, write_json
+
+AUDIT_SUFFIX = ".audit.json"
+RESIDUAL_SUFFIX = ".residual.jsonl"
+
+
+def audit_files(paths: list[str]) -> list[Path]:
+    """The ``*.audit.json`` files named by ``paths`` (files, or folders searched non-recursively)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.glob(f"*{AUDIT_SUFFIX}"))
+            if not found:
+                raise LamValueError(f"PATH {raw!r} holds no *{AUDIT_SUFFIX} files (a --residual-dir of lam-ref compact)")
+            out.extend(found)
+        elif p.is_file():
+            if not p.name.endswith(AUDIT_SUFFIX):
+                raise LamValueError(f"PATH {raw!r} is not an audit store (*{AUDIT_SUFFIX})")
+            out.append(p)
+        else:
+            raise LamValueError(f"PATH {raw!r} does not exist")
+    return out
+
+
+def restore_one(audit_path: Path) -> tuple[list[dict[str, Any]], AuditStore]:
+    """The original records of one trajectory from its audit store and residual file."""
+    name = audit_path.name[: -len(AUDIT_SUFFIX)]
+    residual_path = audit_path.with_name(name + RESIDUAL_SUFFIX)
+    if not residual_path.is_file():
+        raise LamValueError(f"{str(audit_path)!r} has no residual file {residual_path.name!r} beside it")
+    store = AuditStore.load(audit_path)
+    (traj,) = load_file(residual_path, "jsonl")
+    originals = store.restore([r.text for r in traj.records])
+    records = []
+    for rec, text in zip(traj.records, originals):
+        d = rec.to_json()
+        d["text"] = text
+        records.append(d)
+    return records, store
+
+
+def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("restore", help="restore original records from compact --residual-dir output (SPEC §8)",
+                       description=__doc__.split("\n\n")[0].replace("``", "'"))
+    p.add_argument("paths", nargs="+", metavar="PATH", help="--residual-dir folders or *.audit.json files")
+    p.add_argument("--out", metavar="DIR", help="write <name>.original.jsonl here (default: check only)")
+    p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    files = audit_files(args.paths)
+    if args.out:
+        check_output_dir(args.out, "--out")
+    rows: list[list[Any]] = []
+    report: list[dict[str, Any]] = []
+    failed = 0
+    for f in files:
+        name = f.name[: -len(AUDIT_SUFFIX)]
+        try:
+            records, store = restore_one(f)
+        except LamValueError as exc:  # AuditError, TrajectoryFormatError
+            failed += 1
+            print(f"lam-ref restore: failed: {exc}", file=sys.stderr)
+            report.append({"name": name, "audit": str(f), "ok": False, "error": str(exc)})
+            rows.append([name, "—", "—", "—", "FAILED"])
+            continue
+        written = None
+        if args.out:
+            data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+            written = str(atomic_write(Path(args.out) / f"{name}.original.jsonl", lambda fh, d=data: fh.write(d)))
+        edited = len(store.edits)
+        report.append({"name": name, "audit": str(f), "trajectory": store.trajectory_id, "ok": True,
+                       "records": len(records), "edited_records": edited, "moved_bytes": store.moved_bytes,
+                       "written": written})
+        rows.append([name, len(records), edited, store.moved_bytes, "ok (SHA-256 of every record)"])
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(table(rows, ["trajectory", "records", "edited", "moved bytes", "restored"]), file=out)
+    print(f"{len(files) - failed} of {len(files)} trajectories restored byte for byte"
+          + (f" into {args.out}" if args.out else " (checked; --out writes them)"), file=out)
+    if args.json:
+        write_json({"restored": report, "failed": failed}, args.json)
+    return 1 if failed else 0
