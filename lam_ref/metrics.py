@@ -55,6 +55,7 @@ __all__ = [
     "parse_budget",
     "recall_at_k",
     "recall_at_k_per_query",
+    "evidence_hits_at_k",
     "relaxed_match",
     "removal",
     "removal_exact",
@@ -807,19 +808,56 @@ def recall_at_k_per_query(chunks: Any, queries: Any, pi: Any, k: int) -> np.ndar
         return np.zeros(0, dtype=np.float64)
     scores = qs.astype(np.float64) @ e.astype(np.float64).T  # (Q, N)
     kept = np.flatnonzero(p == np.arange(n))
-    kk_full = min(kk, n)
-    kk_kept = min(kk, kept.size)
-    ids = np.arange(n)
     out = np.empty(qs.shape[0], dtype=np.float64)
     for j in range(qs.shape[0]):
-        s = scores[j]
-        order = np.lexsort((ids, -s))  # descending score, then ascending id
-        top = order[:kk_full]
-        sk = s[kept]
-        order_k = np.lexsort((kept, -sk))
-        top_r = kept[order_k[:kk_kept]]
+        top, top_r = _top_k(scores[j], kept, kk)
         out[j] = np.isin(p[top], top_r).sum() / top.size
     return out
+
+
+def _top_k(s: np.ndarray, kept: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top-``k`` ids of one query's scores ``s`` over all chunks and over ``kept`` (descending
+    score, ties to the lower id): the one ranking of every retrieval metric here."""
+    top = np.lexsort((np.arange(s.shape[0]), -s))[:k]
+    top_r = kept[np.lexsort((kept, -s[kept]))[:k]]
+    return top, top_r
+
+
+def evidence_hits_at_k(chunks: Any, queries: Any, pi: Any, k: int, targets: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, whether an evidence chunk is retrieved in the top-``k``: ``(full, substituted)``
+    (LoCoMo QA, App. K.1: each question's evidence turns are its targets).
+
+    Ranking is that of :func:`recall_at_k_per_query`. ``full[j]``: some chunk of ``targets[j]``
+    is in the full index's top-``k``. ``substituted[j]``: some chunk ``x`` of ``targets[j]`` has
+    ``π(x)`` in the top-``k`` over the kept chunks: a deleted chunk is retrieved through its
+    representative. ``chunks`` (N, D) and ``queries`` (Q, D) are unit rows; ``targets[j]`` are
+    chunk ids (an empty target is never hit).
+    """
+    e = validate_embeddings(chunks, "chunks", allow_empty=False)
+    qs = validate_embeddings(queries, "queries", dim=e.shape[1])
+    n = e.shape[0]
+    p = _validate_pi(pi, n)
+    kk = _nonneg_int(k, "k")
+    if kk < 1:
+        raise LamValueError(f"k must be >= 1, got {kk}")
+    if len(targets) != qs.shape[0]:
+        raise LamValueError(f"targets has {len(targets)} entries for {qs.shape[0]} queries")
+    tgts = []
+    for j, t in enumerate(targets):
+        arr = np.asarray(t, dtype=np.int64).reshape(-1)
+        if arr.size and (arr.min() < 0 or arr.max() >= n):
+            raise LamValueError(f"targets[{j}] holds a chunk id outside [0, {n}): {arr.tolist()}")
+        tgts.append(arr)
+    scores = qs.astype(np.float64) @ e.astype(np.float64).T
+    kept = np.flatnonzero(p == np.arange(n))
+    full = np.zeros(qs.shape[0], dtype=bool)
+    sub = np.zeros(qs.shape[0], dtype=bool)
+    for j, tgt in enumerate(tgts):
+        if tgt.size:
+            top, top_r = _top_k(scores[j], kept, kk)
+            full[j] = bool(np.isin(tgt, top).any())
+            sub[j] = bool(np.isin(p[tgt], top_r).any())
+    return full, sub
 
 
 def recall_at_k(chunks: Any, queries: Any, pi: Any, k: int = 10) -> float:

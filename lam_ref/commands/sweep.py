@@ -1,17 +1,35 @@
-"""``lam-ref sweep``: merge-threshold sweep over real trajectories (paper Table 3, Table 11, Table 17).
+"""``lam-ref sweep``: merge-threshold sweep over real trajectories (paper Table 3, Table 11,
+Tables 14 and 17; SPEC §12).
 
 Each trajectory is loaded, chunked and encoded **once**; every threshold then reruns only L1 and
-L0 on the cached embeddings (one trajectory in memory at a time). Rows, one per threshold:
-``t``, ``δ``, mean ``δ̂/δ`` over trajectories with a merge, keep (retained-window fraction),
-recall@k of retrieval after substitution with the trajectory's own action texts as queries
-(App. F.2), net token removal, the token-weighted median/p99 merge distance (Table 11) and, with
-``--gold``, evidence retention (micro, lines lost, intact trajectories; App. F.3) and
-``ECR@τ`` over the swept thresholds (eq. 8, Table 17). All metric arithmetic is
-:mod:`lam_ref.metrics`.
+L0 on the cached embeddings (one trajectory in memory at a time). Every argument is validated
+before the encoder loads (errors are :class:`~lam_ref.geometry.LamValueError` naming the
+argument and the value). Rows, one per threshold:
 
-``--gold`` takes a JSON object ``{id: patch}``, a JSONL file of ``{"instance_id", "patch"}``
-lines (SWE-bench style) or a directory of ``<id>.patch`` / ``<id>.diff`` files; a trajectory is
-matched by its id, then by the last component of its id.
+* over **all** loaded trajectories: ``t``, ``δ``, mean ``δ̂/δ`` over trajectories with a merge,
+  keep (retained-window fraction), recall@k of retrieval after substitution (App. F.2), net and
+  gross token removal, the token-weighted median/p99 merge distance (Table 11);
+* with ``--gold``: evidence retention, exact (App. F.3) and relaxed (App. F.4; micro, lines lost,
+  intact trajectories), and ``ECR@τ`` over the swept thresholds (eq. 8, Table 17). Evidence and
+  ``ρ`` of each operating point are over **the same set**, the trajectories with at least one
+  witnessed evidence line (Table 14: 598 of the 600 gold-matched trajectories; its removal column,
+  22.47% at ``cos >= 0.95``, is over those 598, against 22.50% over all 600 in Table 15). The
+  removal over all trajectories with a gold patch is reported too (``evidence.gold_set``).
+  ``ECR@τ`` uses exact retention and exact rational ``τ`` (:func:`lam_ref.metrics.ecr_at`).
+
+Recall@k queries (App. F.2) are the trajectory's own action/assistant texts; a trajectory with
+none but with LoCoMo QA items (``meta["qa"]``) uses the QA questions instead. For QA items the
+sweep also reports an **evidence hit rate**: the share of questions (with at least one chunk of an
+evidence dialogue turn) for which some evidence chunk is in the top-k of the full index, and after
+substitution (top-k over the kept chunks, each deleted chunk standing for its representative
+``π``; :func:`lam_ref.metrics.evidence_hits_at_k`). All other metric arithmetic is :mod:`lam_ref.metrics`.
+
+``--gold`` takes a JSON object ``{id: patch}``, a JSON object or array of SWE-bench style records
+``{"instance_id": str, "patch": str, ...}``, a JSONL file of such records (a ``.jsonl`` suffix is
+always read as JSONL), or a directory of ``<id>.patch`` / ``<id>.diff`` files. Every gold input
+must be UTF-8: an undecodable byte is an error naming the file and the byte offset (replacing it
+would silently change evidence lines). An id given twice with different patches is an error. A
+trajectory is matched by its id, then by the last component of its id.
 """
 
 from __future__ import annotations
@@ -19,56 +37,111 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .. import metrics as M
-from ..geometry import LamValueError, delta_from_t
+from ..geometry import LamValueError, delta_from_t, validate_threshold
 from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, get_encoder
 from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import CompactionConfig, Encoded, compact_trajectory
 from ..text.records import Trajectory
-from ._common import loaded_trajectories, table, write_json
+from ._common import check_output_file, loaded_trajectories, table, write_json
 from .compact import parse_layers
 
 QUERY_ROLES = ("action", "assistant")
 
+#: What each trajectory set of the report covers (written into the JSON as ``sets``).
+SET_NOTES = {
+    "all": "every loaded trajectory: rows[].trajectories, keep, recall_at_k, evidence_hit, removal_net, "
+           "removal_gross, merge_distances, delta_hat, mean_delta_hat_over_delta",
+    "gold": "trajectories with a gold patch: rows[].evidence.gold_set; evidence line counts "
+            "(a trajectory without a witnessed line adds none)",
+    "evidence": "trajectories with >= 1 witnessed evidence line (Table 14): rows[].evidence "
+                "(removal_net, removal_gross, exact and relaxed retention) and ecr (eq. 8)",
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# gold patches (App. F.3)
+
+
+def _read_utf8(path: Path) -> str:
+    """The text of a gold file; non-UTF-8 bytes raise naming the file and the byte offset."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LamValueError(f"--gold {str(path)!r} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LamValueError(
+            f"--gold {str(path)!r} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        ) from exc
+
+
+def _add(out: dict[str, str], where: dict[str, str], key: str, patch: str, loc: str, path: str) -> None:
+    """Add one gold patch; the same id with another patch is an error naming both places."""
+    if key in out and out[key] != patch:
+        raise LamValueError(f"--gold {path!r}: {loc}: instance {key!r} already has a different patch ({where[key]})")
+    out.setdefault(key, patch)
+    where.setdefault(key, loc)
+
+
+def _record(item: Any, loc: str, path: str) -> tuple[str, str]:
+    if not isinstance(item, dict) or not isinstance(item.get("instance_id"), str) or not isinstance(item.get("patch"), str):
+        raise LamValueError(f"--gold {path!r}: {loc}: expected an object with string 'instance_id' and 'patch'")
+    return item["instance_id"], item["patch"]
+
 
 def load_gold(path: str) -> dict[str, str]:
-    """Gold patches by id from a JSON object, a JSONL file or a directory of .patch/.diff files."""
+    """Gold patches by instance id (formats in the module docstring)."""
     p = Path(path)
     if not p.exists():
         raise LamValueError(f"--gold path {path!r} does not exist")
     out: dict[str, str] = {}
+    where: dict[str, str] = {}
     if p.is_dir():
-        for f in sorted(list(p.rglob("*.patch")) + list(p.rglob("*.diff"))):
-            out[f.stem] = f.read_text(encoding="utf-8", errors="replace")
+        for f in sorted(set(p.rglob("*.patch")) | set(p.rglob("*.diff"))):
+            if f.is_file():
+                _add(out, where, f.stem, _read_utf8(f), str(f), path)
         if not out:
             raise LamValueError(f"--gold directory {path!r} holds no .patch or .diff files")
         return out
-    text = p.read_text(encoding="utf-8")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
-        obj = None
-    if isinstance(obj, dict):
+    text = _read_utf8(p)
+    obj: Any = None
+    if p.suffix.lower() != ".jsonl":
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError:
+            obj = None  # not one JSON document: JSONL lines
+    if isinstance(obj, dict) and "instance_id" in obj:
+        _add(out, where, *_record(obj, "$", path), "$", path)
+    elif isinstance(obj, dict):
         for k, v in obj.items():
             if not isinstance(v, str):
                 raise LamValueError(f"--gold {path!r}: $.{k}: expected a patch string, got {type(v).__name__}")
             out[str(k)] = v
-        return out
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise LamValueError(f"--gold {path!r}: line {n}: invalid JSON: {exc.msg}") from exc
-        if not isinstance(item, dict) or not isinstance(item.get("instance_id"), str) or not isinstance(item.get("patch"), str):
-            raise LamValueError(f"--gold {path!r}: line {n}: expected an object with string 'instance_id' and 'patch'")
-        out[item["instance_id"]] = item["patch"]
+    elif isinstance(obj, list):
+        for i, item in enumerate(obj):
+            _add(out, where, *_record(item, f"$[{i}]", path), f"$[{i}]", path)
+    elif obj is not None:
+        raise LamValueError(f"--gold {path!r}: expected a JSON object or array, or JSONL records, "
+                            f"got a JSON {type(obj).__name__}")
+    else:
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LamValueError(f"--gold {path!r}: line {n}: invalid JSON: {exc.msg}") from exc
+            _add(out, where, *_record(item, f"line {n}", path), f"line {n}", path)
     if not out:
         raise LamValueError(f"--gold {path!r} holds no patches")
     return out
@@ -83,18 +156,48 @@ def gold_for(traj: Trajectory, gold: dict[str, str]) -> str | None:
     return None
 
 
+# ----------------------------------------------------------------------------------------------
+# retrieval after substitution for QA evidence (App. F.2; LoCoMo)
+
+
+def _qa_items(traj: Trajectory) -> list[tuple[str, list[int]]]:
+    """``(question, evidence record indices)`` of a LoCoMo trajectory's QA items (loader ``meta["qa"]``)."""
+    qa = traj.meta.get("qa") if isinstance(traj.meta, dict) else None
+    out = []
+    for item in qa if isinstance(qa, list) else []:
+        q = item.get("question") if isinstance(item, dict) else None
+        if isinstance(q, str) and q.strip():
+            ev = item.get("evidence_records") or []
+            out.append((q, [int(i) for i in ev]))
+    return out
+
+
+def _qa_targets(enc: Encoded, qa: list[tuple[str, list[int]]]) -> list[list[int]]:
+    """Per QA item, the ids of the chunks cut from its evidence records (chunk → record: ``Chunk.record``)."""
+    by_rec: dict[int, list[int]] = {}
+    for c in enc.chunks:
+        by_rec.setdefault(c.record, []).append(c.id)
+    return [[c for r in ev for c in by_rec.get(r, [])] for _, ev in qa]
+
+
+# ----------------------------------------------------------------------------------------------
+# arguments
+
+
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser("sweep", help="merge-threshold sweep over trajectories (Table 3, 11, 17)")
+    p = sub.add_parser("sweep", help="merge-threshold sweep over trajectories (Table 3, 11, 14, 17)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
     p.add_argument("--thresholds", "-t", type=float, nargs="+", default=[0.99, 0.98, 0.96, 0.95, 0.90],
-                   help="cosine thresholds (default: Table 3's 0.99 0.98 0.96 0.95 0.90)")
+                   help="cosine thresholds in [-1, 1] (default: Table 3's 0.99 0.98 0.96 0.95 0.90)")
     p.add_argument("--encoder", default=DEFAULT_ENCODER, help=f"encoder (default {DEFAULT_ENCODER})")
     p.add_argument("--layers", default="l1,l0", help="layer order (default l1,l0)")
     p.add_argument("--format", choices=FORMATS, help="loader (default: detect per file)")
-    p.add_argument("--gold", metavar="PATH", help="gold patches: JSON {id: patch}, JSONL, or a directory")
+    p.add_argument("--gold", metavar="PATH",
+                   help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory")
     p.add_argument("--taus", type=str, nargs="+", default=["1.0", "0.999", "0.99", "0.95"],
-                   help="retention floors τ for ECR@τ (default 1.0 0.999 0.99 0.95)")
-    p.add_argument("--recall-k", type=int, default=10, help="k of recall@k (default 10; 0 to skip)")
+                   help="retention floors τ in [0, 1] for ECR@τ, exact (0.999 or 999/1000; default 1.0 0.999 0.99 0.95)")
+    p.add_argument("--recall-k", type=int, default=10,
+                   help="k of recall@k and of the QA evidence hit rate (default 10; 0 to skip)")
     p.add_argument("--device", help="encoder device")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="encoding batch size (default 64)")
     p.add_argument("--json", metavar="OUT", help="write rows as JSON (- for stdout)")
@@ -103,51 +206,106 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """The validated arguments of one sweep."""
+
+    layers: tuple[str, ...]
+    configs: list[CompactionConfig]
+    taus: dict[str, Fraction]
+    recall_k: int
+    gold: dict[str, str] | None
+
+
+def validate_args(args: argparse.Namespace) -> _Plan:
+    """Check every argument before anything is encoded; errors name the argument and the value."""
+    thresholds = list(dict.fromkeys(validate_threshold(t, "--thresholds") for t in args.thresholds))
+    taus: dict[str, Fraction] = {}
+    for s in dict.fromkeys(args.taus):
+        tau = M.to_fraction(s, "--taus")
+        if not 0 <= tau <= 1:
+            raise LamValueError(f"--taus must be in [0, 1], got {s!r}")
+        taus[s] = tau
+    if isinstance(args.recall_k, bool) or not isinstance(args.recall_k, int) or args.recall_k < 0:
+        raise LamValueError(f"--recall-k must be an integer >= 0 (0 skips retrieval), got {args.recall_k!r}")
+    if isinstance(args.batch_size, bool) or not isinstance(args.batch_size, int) or args.batch_size < 1:
+        raise LamValueError(f"--batch-size must be an integer >= 1, got {args.batch_size!r}")
+    try:
+        layers = parse_layers(args.layers)
+        configs = [CompactionConfig(threshold=t, layers=layers, batch_size=args.batch_size, per_layer=False)
+                   for t in thresholds]
+    except LamValueError as exc:
+        raise LamValueError(f"--layers must be l1,l0, l0,l1, l1 or l0, got {args.layers!r} ({exc})") from exc
+    if args.json and args.json != "-":
+        check_output_file(args.json, "--json")  # missing folders are created when the report is written
+    gold = load_gold(args.gold) if args.gold else None
+    return _Plan(layers, configs, taus, args.recall_k, gold)
+
+
+# ----------------------------------------------------------------------------------------------
+# accumulation
+
+
+@dataclass
 class _Acc:
     """Per-threshold accumulators over trajectories (sums, never averages of ratios)."""
 
-    def __init__(self, t: float) -> None:
-        self.t = t
-        self.orig: list[int] = []
-        self.net: list[int] = []
-        self.gross: list[int] = []
-        self.chunks = 0
-        self.kept = 0
-        self.ratio: list[float] = []
-        self.delta_hat = 0.0
-        self.dist: list[np.ndarray] = []
-        self.wts: list[np.ndarray] = []
-        self.recall: list[np.ndarray] = []
-        self.evidence: list[M.EvidenceResult] = []
+    t: float
+    tokens: list[tuple[int, int, int]] = field(default_factory=list)  # (original, net, gross) per trajectory
+    chunks: int = 0
+    kept: int = 0
+    ratio: list[float] = field(default_factory=list)
+    delta_hat: float = 0.0
+    dist: list[np.ndarray] = field(default_factory=list)
+    wts: list[np.ndarray] = field(default_factory=list)
+    recall: list[np.ndarray] = field(default_factory=list)
+    hit_n: int = 0
+    hit_full: int = 0
+    hit_sub: int = 0
+    exact: list[M.EvidenceResult] = field(default_factory=list)  # one per gold trajectory
+    relaxed: list[M.EvidenceResult] = field(default_factory=list)
+
+
+def _removal(tokens: Sequence[tuple[int, int, int]]) -> M.RemovalResult:
+    return M.corpus_removal([x[0] for x in tokens], [x[1] for x in tokens], [x[2] for x in tokens])
+
+
+def _n(k: int) -> str:
+    return f"{k} trajectory" if k == 1 else f"{k} trajectories"
 
 
 def run(args: argparse.Namespace) -> int:
-    layers = parse_layers(args.layers)
-    thresholds = list(dict.fromkeys(float(t) for t in args.thresholds))
-    configs = [CompactionConfig(threshold=t, layers=layers, batch_size=args.batch_size, per_layer=False)
-               for t in thresholds]
-    gold = load_gold(args.gold) if args.gold else None
+    plan = validate_args(args)
+    layers, k, gold = plan.layers, plan.recall_k, plan.gold
     encoder = get_encoder(args.encoder, args.device)
-    accs = [_Acc(t) for t in thresholds]
+    accs = [_Acc(cfg.threshold) for cfg in plan.configs]
     failures: list[LoadFailure] = []
     n_traj = 0
-    unmatched = 0
+    gold_idx: list[int] = []  # indices (load order) of trajectories with a gold patch
+    ev_idx: list[int] = []  # ... of those with >= 1 witnessed evidence line
+    query_counts = {"action": 0, "qa": 0}
     for item in loaded_trajectories(args.paths, args.format, "sweep", failures, show_warnings=False):
+        j = n_traj
         n_traj += 1
         cache: dict[str, Encoded] = {}
-        queries = None
-        if args.recall_k > 0:
+        queries, source, qa, qa_emb = None, None, [], None
+        if k > 0:
+            qa = _qa_items(item)
             qtexts = [r.text for r in item.records if r.role in QUERY_ROLES and r.text.strip()]
+            source = "action" if qtexts else "qa" if qa else None
+            if not qtexts:
+                qtexts = [q for q, _ in qa]
             queries = encoder.encode(qtexts, batch_size=args.batch_size) if qtexts else None
+            if qa:
+                qa_emb = queries if source == "qa" else encoder.encode([q for q, _ in qa], batch_size=args.batch_size)
         patch = gold_for(item, gold) if gold is not None else None
-        if gold is not None and patch is None:
-            unmatched += 1
-        for acc, cfg in zip(accs, configs):
-            res = compact_trajectory(item, encoder, cfg, progress=not args.no_progress and acc is accs[0],
-                                     cache=cache)
-            acc.orig.append(res.tokens_original)
-            acc.net.append(res.tokens_residual_net)
-            acc.gross.append(res.tokens_residual_gross)
+        lines = M.evidence_lines(patch) if patch is not None else None
+        if patch is not None:
+            gold_idx.append(j)
+        for acc, cfg in zip(accs, plan.configs):
+            first = acc is accs[0]
+            res = compact_trajectory(item, encoder, cfg, progress=not args.no_progress and first, cache=cache)
+            acc.tokens.append((res.tokens_original, res.tokens_residual_net, res.tokens_residual_gross))
             acc.chunks += res.chunks
             acc.kept += res.kept_chunks
             if res.chunks and res.kept_chunks < res.chunks:
@@ -157,75 +315,137 @@ def run(args: argparse.Namespace) -> int:
             acc.dist.append(res.distances[ids])
             acc.wts.append(res.chunk_tokens[ids])
             enc = cache.get("orig" if layers[0] == "l1" else "l0")
-            if queries is not None and enc is not None and res.chunks:
-                acc.recall.append(M.recall_at_k_per_query(enc.embeddings, queries, res.pi, args.recall_k))
-            if patch is not None:
+            if enc is not None and res.chunks:
+                if queries is not None and source is not None:
+                    acc.recall.append(M.recall_at_k_per_query(enc.embeddings, queries, res.pi, k))
+                    if first:
+                        query_counts[source] += int(queries.shape[0])
+                if qa_emb is not None:
+                    targets = _qa_targets(enc, qa)
+                    full, sub = M.evidence_hits_at_k(enc.embeddings, qa_emb, res.pi, k, targets)
+                    acc.hit_n += sum(1 for t in targets if t)
+                    acc.hit_full += int(full.sum())
+                    acc.hit_sub += int(sub.sum())
+            if lines is not None:
                 originals = [item.records[i].text for i in item.observation_indices]
-                acc.evidence.append(M.evidence_retention(patch, originals, res.observation_residuals()))
-    rows_json: list[dict[str, Any]] = []
-    points: list[M.OperatingPoint] = []
-    for acc in accs:
-        if not acc.orig:
-            continue
-        rem = M.corpus_removal(acc.orig, acc.net, acc.gross)
-        dist = np.concatenate(acc.dist) if acc.dist else np.zeros(0)
-        wts = np.concatenate(acc.wts).astype(np.int64) if acc.wts else np.zeros(0, np.int64)
-        ms = M.merge_distance_stats(dist, wts, acc.t)
-        rec = float(np.concatenate(acc.recall).mean()) if acc.recall and sum(r.size for r in acc.recall) else None
-        row: dict[str, Any] = {
-            "t": acc.t,
-            "delta": delta_from_t(acc.t),
-            "mean_delta_hat_over_delta": float(np.mean(acc.ratio)) if acc.ratio else 0.0,
-            "delta_hat": acc.delta_hat,
-            "keep": acc.kept / acc.chunks if acc.chunks else 1.0,
-            f"recall_at_{args.recall_k}": rec,
-            "removal_net": rem.net,
-            "removal_gross": rem.gross,
-            "merge_distances": ms.to_json(),
-            "trajectories": len(acc.orig),
-        }
-        if acc.evidence:
-            ev = M.summarize_evidence(acc.evidence)
-            row["evidence"] = ev.to_json()
-            points.append(M.OperatingPoint(f"t={acc.t}", rem.net, ev.kept, ev.witnessed))
-        rows_json.append(row)
-    ecr = {tau: M.ecr_at(points, tau) for tau in args.taus} if points else {}
+                residuals = res.observation_residuals()
+                acc.exact.append(M.evidence_retention(lines, originals, residuals))
+                acc.relaxed.append(M.evidence_retention(lines, originals, residuals, relaxed=True))
+                if first and acc.exact[-1].witnessed:  # witnessing depends on the originals only
+                    ev_idx.append(j)
+    rows_json = [_row(acc, k, gold is not None, gold_idx, ev_idx) for acc in accs if acc.tokens]
+    points = [M.OperatingPoint(f"t={r['t']}", r["evidence"]["removal_net"], r["evidence"]["kept"],
+                               r["evidence"]["witnessed"]) for r in rows_json if ev_idx]
+    ecr = {s: M.ecr_at(points, tau) for s, tau in plan.taus.items()} if gold is not None else {}
     out = sys.stderr if args.json == "-" else sys.stdout
-    header = ["t", "δ", "mean δ̂/δ", "keep", f"R@{args.recall_k}", "removed (net)", "median d", "p99 d"]
-    if gold is not None:
-        header += ["evidence", "lost", "intact"]
-    rows = []
-    for r in rows_json:
-        md = r["merge_distances"]
-        cells = [
-            r["t"], f"{r['delta']:.4f}", f"{r['mean_delta_hat_over_delta']:.3f}", f"{r['keep']:.3f}",
-            "—" if r[f"recall_at_{args.recall_k}"] is None else f"{r[f'recall_at_{args.recall_k}']:.4f}",
-            f"{100 * r['removal_net']:.2f}%",
-            "—" if md["median"] is None else f"{md['median']:.4f}",
-            "—" if md["p99"] is None else f"{md['p99']:.4f}",
-        ]
-        if gold is not None:
-            ev = r.get("evidence")
-            cells += ["—", "—", "—"] if ev is None else [
-                f"{100 * ev['micro']:.3f}%", ev["lost"], f"{100 * ev['macro_intact']:.1f}%"]
-        rows.append(cells)
-    if rows:
+    if rows_json:
+        header, rows = _table(rows_json, k, gold is not None)
         print(table(rows, header), file=out)
-        print(f"encoder {encoder.name}, layers {'->'.join(x.upper() for x in layers)}, {n_traj} trajectories", file=out)
-    if ecr:
-        print("ECR@τ (max net removal with micro evidence retention >= τ): "
-              + ", ".join(f"τ={tau}: {M.format_ecr(v)}" for tau, v in ecr.items()), file=out)
-    if gold is not None and unmatched:
-        print(f"lam-ref sweep: {unmatched} trajectories have no gold patch", file=sys.stderr)
+        print(f"encoder {encoder.name}, layers {'->'.join(x.upper() for x in layers)}, {_n(n_traj)}", file=out)
+        if any(r.get("evidence_hit") for r in rows_json):
+            hit = next(r["evidence_hit"] for r in rows_json if r.get("evidence_hit"))
+            print(f"QA evidence hit@{k} over {hit['questions']} questions with evidence: full index, and kept "
+                  "chunks with each deleted chunk standing for its representative", file=out)
+    if gold is not None:
+        print(f"evidence over the {_n(len(ev_idx))} with witnessed evidence "
+              f"({len(gold_idx)} with a gold patch, {n_traj} loaded); "
+              "ECR@τ (max net removal over that set with exact micro retention >= τ): "
+              + ", ".join(f"τ={s}: {M.format_ecr(v)}" for s, v in ecr.items()), file=out)
+        if n_traj > len(gold_idx):
+            print(f"lam-ref sweep: {_n(n_traj - len(gold_idx))} without a gold patch "
+                  "(not in the evidence columns or ECR@τ)", file=sys.stderr)
     if args.json:
         write_json({
             "encoder": encoder.describe(),
             "layers": list(layers),
             "rows": rows_json,
-            "ecr": {str(k): v for k, v in ecr.items()},
+            "ecr": ecr,
+            "ecr_over": "evidence",
+            "sets": {
+                "all": {"trajectories": n_traj, "covers": SET_NOTES["all"]},
+                "gold": {"trajectories": len(gold_idx) if gold is not None else None, "covers": SET_NOTES["gold"]},
+                "evidence": {"trajectories": len(ev_idx) if gold is not None else None,
+                             "covers": SET_NOTES["evidence"]},
+            },
+            "recall_queries": query_counts,
             "failures": [f.to_json() for f in failures],
         }, args.json)
     if n_traj == 0 and not failures:
         print("lam-ref sweep: no trajectories found", file=sys.stderr)
         return 1
     return 1 if failures else 0
+
+
+def _row(acc: _Acc, k: int, with_gold: bool, gold_idx: list[int], ev_idx: list[int]) -> dict[str, Any]:
+    """One JSON row of the sweep (the set each number is over: :data:`SET_NOTES`)."""
+    rem = _removal(acc.tokens)
+    dist = np.concatenate(acc.dist) if acc.dist else np.zeros(0)
+    wts = np.concatenate(acc.wts).astype(np.int64) if acc.wts else np.zeros(0, np.int64)
+    ms = M.merge_distance_stats(dist, wts, acc.t)
+    rec = float(np.concatenate(acc.recall).mean()) if sum(r.size for r in acc.recall) else None
+    row: dict[str, Any] = {
+        "t": acc.t,
+        "delta": delta_from_t(acc.t),
+        "mean_delta_hat_over_delta": float(np.mean(acc.ratio)) if acc.ratio else 0.0,
+        "delta_hat": acc.delta_hat,
+        "keep": acc.kept / acc.chunks if acc.chunks else 1.0,
+        f"recall_at_{k}": rec,
+        "evidence_hit": None if not acc.hit_n else {
+            "k": k,
+            "questions": acc.hit_n,
+            "full_hits": acc.hit_full,
+            "substituted_hits": acc.hit_sub,
+            "full": acc.hit_full / acc.hit_n,
+            "substituted": acc.hit_sub / acc.hit_n,
+        },
+        "removal_net": rem.net,
+        "removal_gross": rem.gross,
+        "merge_distances": ms.to_json(),
+        "trajectories": len(acc.tokens),
+    }
+    if with_gold:
+        gold_rem = _removal([acc.tokens[i] for i in gold_idx])
+        ev_rem = _removal([acc.tokens[i] for i in ev_idx])
+        row["evidence"] = {
+            **M.summarize_evidence(acc.exact).to_json(),
+            "over": "evidence",
+            "removal_net": ev_rem.net if ev_idx else None,
+            "removal_gross": ev_rem.gross if ev_idx else None,
+            "relaxed": M.summarize_evidence(acc.relaxed).to_json(),
+            "gold_set": {"trajectories": len(gold_idx), "removal_net": gold_rem.net if gold_idx else None,
+                         "removal_gross": gold_rem.gross if gold_idx else None},
+        }
+    return row
+
+
+def _pct(x: float | None, digits: int = 2) -> str:
+    return "—" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[list[str], list[list[Any]]]:
+    hits = any(r["evidence_hit"] for r in rows_json)
+    header = ["t", "δ", "mean δ̂/δ", "keep", f"R@{k}", "removed (net)", "median d", "p99 d"]
+    if hits:
+        header += [f"hit@{k} full", f"hit@{k} subst"]
+    if with_gold:
+        header += ["removed (ev. set)", "evidence", "lost", "intact", "relaxed", "relaxed lost"]
+    rows = []
+    for r in rows_json:
+        md = r["merge_distances"]
+        rec = r[f"recall_at_{k}"]
+        cells: list[Any] = [
+            r["t"], f"{r['delta']:.4f}", f"{r['mean_delta_hat_over_delta']:.3f}", f"{r['keep']:.3f}",
+            "—" if rec is None else f"{rec:.4f}",
+            _pct(r["removal_net"]),
+            "—" if md["median"] is None else f"{md['median']:.4f}",
+            "—" if md["p99"] is None else f"{md['p99']:.4f}",
+        ]
+        if hits:
+            h = r["evidence_hit"]
+            cells += ["—", "—"] if h is None else [f"{h['full']:.4f}", f"{h['substituted']:.4f}"]
+        if with_gold:
+            ev = r["evidence"]
+            cells += [_pct(ev["removal_net"]), _pct(ev["micro"], 3), ev["lost"], _pct(ev["macro_intact"], 1),
+                      _pct(ev["relaxed"]["micro"], 3), ev["relaxed"]["lost"]]
+        rows.append(cells)
+    return header, rows
