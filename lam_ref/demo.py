@@ -37,8 +37,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from .codec import DEFAULT_REL_EB  # noqa: E402
 from .commands._common import table  # noqa: E402
-from .commands.compact import TABLE_HEADER, check_result, table_row  # noqa: E402
+from .commands.compact import TABLE_HEADER, check_result, display_ids, table_row  # noqa: E402
 from .text.encoders import DEFAULT_ENCODER, get_encoder  # noqa: E402
 from .text.loaders import LoadFailure, iter_trajectories, load_file  # noqa: E402
 from .text.pipeline import CompactionConfig, CompactionResult, compact_trajectory, result_summary, summarize  # noqa: E402
@@ -242,9 +243,14 @@ def _report(results: list[CompactionResult], config: CompactionConfig, title: st
     sums = [result_summary(r) for r in results]
     total = summarize(sums, config)
     print(f"\n== {title}")
-    print(table([table_row(s) for s in sums] + [table_row(total)], TABLE_HEADER))
+    labels = display_ids([str(s["id"]) for s in sums])
+    print(table([table_row(s, label) for s, label in zip(sums, labels)] + [table_row(total)], TABLE_HEADER))
     print(f"   δ = {config.delta:.6f}; δ̂ = {total['delta_hat_17g']}; deletion digest {total['deletion_digest']}; "
           f"map digest {total['map_digest']}")
+    if total.get("l2"):
+        l2 = total["l2"]
+        print(f"   L2 codec (rel_eb = {l2['rel_eb']}): retained embeddings {l2['raw_bytes']:,} B -> "
+              f"{l2['encoded_bytes']:,} B = {l2['ratio']:.2f}x, error bound held: {l2['bound_holds']}")
     return total
 
 
@@ -279,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", metavar="DIR", help="also copy the recorded trajectory to DIR")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
-    config = CompactionConfig(threshold=args.threshold)
+    config = CompactionConfig(threshold=args.threshold, l2_rel_eb=DEFAULT_REL_EB)  # as `lam-ref compact` runs
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="lam_ref_demo_") as tmp:
         proj = make_project(Path(tmp))

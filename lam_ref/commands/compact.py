@@ -135,10 +135,13 @@ class ResidualWriter:
 
 
 def check_result(res: CompactionResult) -> list[str]:
-    """Problems found by ``--check``: ``δ̂ > δ`` (THM1) or an audit round trip that fails (SPEC §8)."""
+    """Problems found by ``--check``: ``δ̂ > δ`` (THM1), an audit round trip that fails (SPEC §8), or
+    an L2 reconstruction outside its error bound (SPEC §9)."""
     problems = []
     if not res.delta_hat <= res.config.delta:
         problems.append(f"{res.trajectory.id}: δ̂ = {res.delta_hat!r} exceeds δ = {res.config.delta!r}")
+    if res.l2 is not None and not res.l2.bound_holds:
+        problems.append(f"{res.trajectory.id}: L2 max error {res.l2.max_abs_error!r} exceeds eb = {res.l2.eb!r}")
     try:
         restored = res.restore()
     except LamValueError as exc:
@@ -177,7 +180,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help=f"L2 codec relative error bound for the storage report of the retained embeddings "
                         f"(default {DEFAULT_REL_EB}, Table 20)")
     p.add_argument("--no-l2", action="store_true", help="skip the L2 storage report")
-    p.add_argument("--check", action="store_true", help="verify δ̂ <= δ and the audit round trip; exit 1 on failure")
+    p.add_argument("--check", action="store_true",
+                   help="verify δ̂ <= δ, the audit round trip and the L2 error bound; exit 1 on failure")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p
