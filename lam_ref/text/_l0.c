@@ -86,6 +86,7 @@ typedef struct {
 } buf;
 
 static int buf_put(buf *b, const char *s, size_t n) {
+    if (n == 0) return 0; /* memcpy with a NULL buffer is undefined even for 0 bytes */
     if (b->n + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + n) cap *= 2;
