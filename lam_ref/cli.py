@@ -19,7 +19,8 @@ from .geometry import LamValueError
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lam-ref",
-        description="LAM reference implementation: compaction, claim verification, conformance checks, band and substitution tools.",
+        description="LAM reference implementation: compaction (and restoring the originals), threshold sweeps, "
+                    "claim verification, conformance checks, band and substitution tools.",
     )
     parser.add_argument("--version", action="version", version=f"lam_ref {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
