@@ -217,3 +217,64 @@ def test_display_ids_tell_rows_apart():
     assert all(len(x) <= 48 for x in labels), f"labels stay narrow: {labels}"
     assert "default" in labels[0] and "xml" in labels[1], f"the distinguishing part is shown: {labels}"
     assert labels[2:] == ["short", "short (2)"], labels
+
+
+def test_trajectory_without_observation_text(tmp_path, capsys):
+    """No observation records, or only empty/null ones: 0 windows, no L2 report, exit 0 (used to
+    fail inside the L2 report on an empty matrix)."""
+    a = tmp_path / "noobs.jsonl"
+    a.write_text('{"role": "user", "text": "task"}\n{"role": "action", "text": "ls"}\n')
+    b = tmp_path / "empty.jsonl"
+    b.write_text('{"role": "user", "text": "task"}\n{"role": "observation", "text": null}\n'
+                 '{"role": "observation", "text": ""}\n')
+    out = tmp_path / "r.json"
+    rc, _, err = _run(capsys, "compact", str(a), str(b), "--encoder", "hash", "--json", str(out), "--check",
+                      "--no-progress")
+    assert rc == 0, f"nothing to compact is not a failure: {err}"
+    rep = json.loads(out.read_text())
+    assert [t["chunks"] for t in rep["trajectories"]] == [0, 0], rep["trajectories"]
+    assert all(t["l2"] is None for t in rep["trajectories"]) and rep["total"]["l2"] is None, "no L2 without windows"
+
+
+def test_restore_keeps_every_field_and_refuses_an_edited_role(tmp_path, capsys):
+    """Restored records are whole records: role, turn, source (the original file's, not the residual
+    file's) and text equal the loaded originals; a residual whose role was edited is refused with
+    the file and the field named (audit format 2 records every field)."""
+    src = tmp_path / "odd.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in [
+        {"role": "user", "text": "task"}, {"role": "observation", "text": OBS, "turn": 0},
+        {"role": "action", "text": "again", "turn": 1}, {"role": "observation", "text": OBS, "turn": 1},
+        {"role": "observation", "text": "crlf\r\nline\r\n\x00", "turn": 2, "name": "tool"}]) + "\n")
+    rdir, odir = tmp_path / "resid", tmp_path / "orig"
+    assert _run(capsys, "compact", str(src), "--encoder", "hash", "--residual-dir", str(rdir), "--check",
+                "--no-progress")[0] == 0
+    rc, _, err = _run(capsys, "restore", str(rdir), "--out", str(odir))
+    assert rc == 0, err
+    restored = [json.loads(x) for x in (odir / "odd.original.jsonl").read_text().splitlines()]
+    (orig,) = load_file(src)
+    assert restored == [r.to_json() for r in orig.records], "every field of every record comes back"
+    assert restored[1]["source"] == f"{src}:line 2", restored[1]
+    (res,) = rdir.glob("*.residual.jsonl")
+    lines = res.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["role"] = "assistant"
+    lines[0] = json.dumps(rec)
+    res.write_text("\n".join(lines) + "\n")
+    rc, _, err = _run(capsys, "restore", str(rdir))
+    assert rc == 1 and res.name in err and "residual role 'assistant' differs from the original's 'user'" in err, err
+
+
+def test_check_reads_back_the_written_audit_files(tmp_path, capsys, monkeypatch):
+    """``--check --residual-dir`` restores from the files as written, not only in memory: an audit
+    writer that rewrites CRLF in moved text is caught at compaction time."""
+    from lam_ref.text import audit
+
+    real = audit._enc
+    monkeypatch.setattr(audit, "_enc", lambda b: ["t", b.decode("utf-8").replace("\r\n", "\n")]
+                        if b"\r\n" in b else real(b))
+    src = tmp_path / "crlf.jsonl"
+    src.write_text("\n".join(json.dumps({"role": "observation", "text": "same\r\nlines\r\nhere", "turn": k})
+                             for k in range(3)) + "\n")
+    rc, _, err = _run(capsys, "compact", str(src), "--encoder", "hash", "--layers", "l0", "--residual-dir",
+                      str(tmp_path / "r"), "--check", "--no-progress")
+    assert rc == 1 and "written audit files do not restore" in err, f"the corrupt audit file is caught: {err}"

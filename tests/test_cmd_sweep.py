@@ -242,6 +242,22 @@ def test_no_witnessed_evidence_gives_no_ecr(tmp_path, runs, capsys):
     assert rc == 0, err
     assert rep["ecr"] == {"1.0": None, "0.999": None, "0.99": None, "0.95": None}, \
         f"no witnessed line: ECR@τ is '—' at every τ, not a vacuous maximum: {rep['ecr']}"
+    ev = rep["rows"][0]["evidence"]
+    assert ev["witnessed"] == 0 and ev["micro"] is None and ev["relaxed"]["micro"] is None, \
+        f"nothing witnessed: no retention figure, not a vacuous 100 %: {ev}"
+
+
+def test_gold_ids_matching_nothing_are_named(tmp_path, runs, capsys):
+    """A gold id that matches no trajectory (a typo, or the residual-file form of an id) is named on
+    stderr and listed in the JSON, and the evidence columns show "—" rather than 100 %."""
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"sub__a": "+x = compute_something(1)\n", "a.jsonl": "+y\n"}))
+    rc, rep, out, err = _sweep_json([str(runs), "--gold", str(gold), "-t", "0.99"], tmp_path, capsys)
+    assert rc == 0, err
+    assert "2 gold id(s) match no trajectory" in err and "'sub__a'" in err, f"unmatched ids named: {err}"
+    assert rep["gold_unmatched"] == ["a.jsonl", "sub__a"], rep["gold_unmatched"]
+    row = next(line for line in out.splitlines() if line.startswith("0.99"))
+    assert "100.000%" not in row and "—" in row, f"no evidence figure for an empty set: {row!r}"
 
 
 # ----------------------------------------------------------------------------------------------

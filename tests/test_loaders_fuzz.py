@@ -7,6 +7,7 @@ import json
 import warnings
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -131,3 +132,36 @@ def test_byte_mutations_give_clear_errors(tmp_path_factory, name, cut, junk, at)
             raise AssertionError("non-UTF-8 bytes were accepted")
     else:
         _check(path)
+
+
+#: The arrays of each valid document whose items must be objects (steps, messages, turns, lines).
+ITEM_ARRAYS = {"run.traj": [("trajectory",), ("history",)], "hist.traj": [("history",)],
+               "run.traj.json": [("messages",)], "locomo10.json": [(0, "conversation", "session_1"), (0, "qa")],
+               "t.jsonl": [()]}
+
+
+@pytest.mark.parametrize("bad", [1, "x", [], None, True], ids=repr)
+@pytest.mark.parametrize("name", sorted(ITEM_ARRAYS))
+def test_non_object_items_are_refused(tmp_path, name, bad):
+    """Claim (no partial result): a step, message, dialogue turn, QA item or JSONL line that is not
+    an object makes the whole file fail with a TrajectoryFormatError naming it, never a load that
+    skips it. Shown to fail on a mini-swe-agent loader that skipped non-object messages (which
+    the structural fuzz above accepts, since a skipping load is still well typed)."""
+    for where in ITEM_ARRAYS[name]:
+        for i in range(len(_get(VALID[name], where))):
+            doc = json.loads(json.dumps(VALID[name]))
+            _get(doc, where)[i] = bad
+            path = tmp_path / f"{'_'.join(map(str, where))}_{i}" / name
+            path.parent.mkdir(parents=True)
+            path.write_bytes(_serialise(name, doc))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MalformedEvidenceWarning)
+                with pytest.raises(TrajectoryFormatError) as exc:
+                    load_file(path)
+            assert str(path) in str(exc.value), f"the error names the file: {exc.value}"
+
+
+def _get(doc, where):
+    for k in where:
+        doc = doc[k]
+    return doc

@@ -15,8 +15,9 @@ from lam_ref.text.audit import undo_patches
 from lam_ref.text.lines import BACKENDS, STUB_PREFIX, dedup_lines, dedup_records, is_blank, reference_dedup
 from lam_ref.text.stubs import L0Stub, try_parse_stub
 
-LINES = ["alpha", "beta", "gamma = 1", "", "   ", "\t", "\u3000", "\u00a0 ", "\r", "x\r", "é中😀",
-         "[LAM:L1 4=1 d=0.1000]", "[LAM:not a stub but protected", "\x1c", "a" * 40]
+LINES = ["alpha", "beta", "gamma = 1", "", "   ", "\t", "\u3000", "\u00a0 ", "\r", "x\r", "x", "é中😀",
+         "[LAM:L1 4=1 d=0.1000]", "[LAM:not a stub but protected", "[x] item", "[LAM", "ok", "ok  ", " ok",
+         "\x1c", "\x85", "\u200b", "\x00", "a" * 40]
 records = st.lists(st.lists(st.sampled_from(LINES), max_size=12).map("\n".join), max_size=8)
 
 

@@ -24,7 +24,8 @@ ENC = HashingEncoder(64)
 TOK = get_tokenizer()
 
 VOCAB = ["def f(x):", "    return x + 1", "ok", "", "FAILED test_a", "😀 emoji line", "中文 行", "Traceback:",
-         "  File \"a.py\", line 3", "x = 1", "y = 2", "(exit status 0)", "    ", "[LAM:looks like a stub"]
+         "  File \"a.py\", line 3", "x = 1", "y = 2", "(exit status 0)", "    ", "[LAM:looks like a stub",
+         "crlf line\r", "\r", "nul\x00byte", "x = 1\r"]
 
 
 @st.composite

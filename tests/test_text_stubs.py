@@ -16,6 +16,9 @@ def test_templates_by_hand():
     assert L0Stub(3, 17, 4).render() == "[LAM:L0 3 lines=r17:4]", "L0 template"
     assert STUB_PREFIX == "[LAM:", "the documented prefix"
     assert is_stub_line("[LAM:anything") and not is_stub_line(" [LAM:L1 1=0 d=0.0000]"), "prefix at column 0"
+    for d, text in [(0.0, "0.0000"), (1.99996, "2.0000"), (2.0, "2.0000")]:  # the ends of [0, 2] (t = 1 .. -1)
+        line = f"[LAM:L1 5=0 d={text}]"
+        assert L1Stub(5, 0, d).render() == line and parse_stub(line) == L1Stub(5, 0, float(text)), f"d={text}"
 
 
 @given(chunk=st.integers(1, 10**9), data=st.data(), d=st.floats(0.0, 2.0))

@@ -154,6 +154,22 @@ def check_result(res: CompactionResult) -> list[str]:
     return problems
 
 
+def check_written(audit_path: Path, res: CompactionResult) -> list[str]:
+    """``--check`` with ``--residual-dir``: the files as written (read back, as ``lam-ref restore``
+    reads them) give every original record, all fields, not just the in-memory round trip."""
+    from .restore import restore_one
+
+    try:
+        records, _ = restore_one(audit_path)
+    except LamValueError as exc:
+        return [f"{res.trajectory.id}: the written audit files do not restore: {exc}"]
+    originals = [r.to_json() for r in res.trajectory.records]
+    if records != originals:
+        bad = next((i for i, (a, b) in enumerate(zip(records, originals)) if a != b), min(len(records), len(originals)))
+        return [f"{res.trajectory.id}: record {bad} restored from {audit_path.name} differs from the original"]
+    return []
+
+
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compact",
@@ -225,7 +241,9 @@ def run(args: argparse.Namespace) -> int:
         if args.check:
             problems.extend(check_result(res))
         if writer is not None:
-            writer.write(res)
+            _, apath = writer.write(res)
+            if args.check:
+                problems.extend(check_written(apath, res))
         summaries.append(result_summary(res))
     total = summarize(summaries, config) if summaries else None
     if summaries:

@@ -3,8 +3,9 @@
 
 Each ``<name>.audit.json`` is paired with its ``<name>.residual.jsonl``; undoing the recorded L1/L0
 patches of every record, last layer first, gives the original text, which must match the SHA-256
-the audit store took of it at compaction time (so a restored record is byte-identical to the
-original, and a residual edited afterwards is refused, never silently "restored"). Without
+the audit store took of it at compaction time, and every record's role, turn, source and name must
+equal those the store recorded (so a restored record is the original, and a residual edited
+afterwards is refused, never silently "restored"). Without
 ``--out`` the originals are checked and counted; with it they are written as
 ``<name>.original.jsonl`` (one record per line, ``role``, ``text``, ``turn``, ``source`` and
 ``name`` as in the residual; readable by ``lam-ref compact --format jsonl``).
@@ -20,8 +21,7 @@ from typing import Any
 
 from .._io import atomic_write
 from ..geometry import LamValueError
-from ..text.audit import AuditStore
-from ..text.loaders import load_file
+from ..text.audit import AuditError, AuditStore
 from ._common import check_output_dir, table, write_json
 
 AUDIT_SUFFIX = ".audit.json"
@@ -54,14 +54,20 @@ def restore_one(audit_path: Path) -> tuple[list[dict[str, Any]], AuditStore]:
     if not residual_path.is_file():
         raise LamValueError(f"{str(audit_path)!r} has no residual file {residual_path.name!r} beside it")
     store = AuditStore.load(audit_path)
-    (traj,) = load_file(residual_path, "jsonl")
-    originals = store.restore([r.text for r in traj.records])
-    records = []
-    for rec, text in zip(traj.records, originals):
-        d = rec.to_json()
-        d["text"] = text
-        records.append(d)
-    return records, store
+    try:
+        text = residual_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AuditError(f"{str(residual_path)!r} cannot be read: {exc}") from exc
+    residual = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        try:
+            residual.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise AuditError(f"{str(residual_path)!r}: line {n}: invalid JSON at column {exc.colno}: {exc.msg}") from exc
+    try:
+        return store.restore_records(residual), store
+    except AuditError as exc:
+        raise AuditError(f"{str(residual_path)!r}: {exc}") from exc
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -99,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         report.append({"name": name, "audit": str(f), "trajectory": store.trajectory_id, "ok": True,
                        "records": len(records), "edited_records": edited, "moved_bytes": store.moved_bytes,
                        "written": written})
-        rows.append([name, len(records), edited, store.moved_bytes, "ok (SHA-256 of every record)"])
+        rows.append([name, len(records), edited, store.moved_bytes, "ok (SHA-256 and fields of every record)"])
     out = sys.stderr if args.json == "-" else sys.stdout
     print(table(rows, ["trajectory", "records", "edited", "moved bytes", "restored"]), file=out)
     print(f"{len(files) - failed} of {len(files)} trajectories restored byte for byte"

@@ -147,13 +147,19 @@ def load_gold(path: str) -> dict[str, str]:
     return out
 
 
-def gold_for(traj: Trajectory, gold: dict[str, str]) -> str | None:
-    """The gold patch of a trajectory: by id, then by the id's last path component (and without
-    a LoCoMo-style ``:sample`` suffix)."""
+def gold_key(traj: Trajectory, gold: dict[str, str]) -> str | None:
+    """The gold id of a trajectory: its id, then the id's last path component (and without a
+    LoCoMo-style ``:sample`` suffix); ``None`` when none is in ``gold``."""
     for key in (traj.id, traj.id.rsplit("/", 1)[-1], traj.id.split(":", 1)[0]):
         if key in gold:
-            return gold[key]
+            return key
     return None
+
+
+def gold_for(traj: Trajectory, gold: dict[str, str]) -> str | None:
+    """The gold patch of a trajectory (:func:`gold_key`), or ``None``."""
+    key = gold_key(traj, gold)
+    return None if key is None else gold[key]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -284,6 +290,7 @@ def run(args: argparse.Namespace) -> int:
     gold_idx: list[int] = []  # indices (load order) of trajectories with a gold patch
     ev_idx: list[int] = []  # ... of those with >= 1 witnessed evidence line
     query_counts = {"action": 0, "qa": 0}
+    gold_used: set[str] = set()
     for item in loaded_trajectories(args.paths, args.format, "sweep", failures, show_warnings=False):
         j = n_traj
         n_traj += 1
@@ -298,7 +305,10 @@ def run(args: argparse.Namespace) -> int:
             queries = encoder.encode(qtexts, batch_size=args.batch_size) if qtexts else None
             if qa:
                 qa_emb = queries if source == "qa" else encoder.encode([q for q, _ in qa], batch_size=args.batch_size)
-        patch = gold_for(item, gold) if gold is not None else None
+        key = gold_key(item, gold) if gold is not None else None
+        patch = gold[key] if gold is not None and key is not None else None
+        if key is not None:
+            gold_used.add(key)
         lines = M.evidence_lines(patch) if patch is not None else None
         if patch is not None:
             gold_idx.append(j)
@@ -354,6 +364,11 @@ def run(args: argparse.Namespace) -> int:
         if n_traj > len(gold_idx):
             print(f"lam-ref sweep: {_n(n_traj - len(gold_idx))} without a gold patch "
                   "(not in the evidence columns or ECR@τ)", file=sys.stderr)
+        unused = sorted(set(gold) - gold_used)
+        if unused:
+            print(f"lam-ref sweep: {len(unused)} gold id(s) match no trajectory (ids are matched by trajectory id, "
+                  f"its last path component, or without ':sample'): "
+                  + ", ".join(repr(x) for x in unused[:5]) + (" ..." if len(unused) > 5 else ""), file=sys.stderr)
     if args.json:
         write_json({
             "encoder": encoder.describe(),
@@ -368,6 +383,7 @@ def run(args: argparse.Namespace) -> int:
                              "covers": SET_NOTES["evidence"]},
             },
             "recall_queries": query_counts,
+            "gold_unmatched": sorted(set(gold) - gold_used) if gold is not None else None,
             "failures": [f.to_json() for f in failures],
         }, args.json)
     if n_traj == 0 and not failures:
@@ -406,12 +422,16 @@ def _row(acc: _Acc, k: int, with_gold: bool, gold_idx: list[int], ev_idx: list[i
     if with_gold:
         gold_rem = _removal([acc.tokens[i] for i in gold_idx])
         ev_rem = _removal([acc.tokens[i] for i in ev_idx])
+        exact, relaxed = M.summarize_evidence(acc.exact).to_json(), M.summarize_evidence(acc.relaxed).to_json()
+        if not exact["witnessed"]:  # nothing to retain: no retention figure (not a vacuous 100 %)
+            for d in (exact, relaxed):
+                d.update(micro=None, macro_intact=None)
         row["evidence"] = {
-            **M.summarize_evidence(acc.exact).to_json(),
+            **exact,
             "over": "evidence",
             "removal_net": ev_rem.net if ev_idx else None,
             "removal_gross": ev_rem.gross if ev_idx else None,
-            "relaxed": M.summarize_evidence(acc.relaxed).to_json(),
+            "relaxed": relaxed,
             "gold_set": {"trajectories": len(gold_idx), "removal_net": gold_rem.net if gold_idx else None,
                          "removal_gross": gold_rem.gross if gold_idx else None},
         }
@@ -445,7 +465,9 @@ def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[li
             cells += ["—", "—"] if h is None else [f"{h['full']:.4f}", f"{h['substituted']:.4f}"]
         if with_gold:
             ev = r["evidence"]
-            cells += [_pct(ev["removal_net"]), _pct(ev["micro"], 3), ev["lost"], _pct(ev["macro_intact"], 1),
-                      _pct(ev["relaxed"]["micro"], 3), ev["relaxed"]["lost"]]
+            none = ev["micro"] is None
+            cells += [_pct(ev["removal_net"]), _pct(ev["micro"], 3), "—" if none else ev["lost"],
+                      _pct(ev["macro_intact"], 1), _pct(ev["relaxed"]["micro"], 3),
+                      "—" if none else ev["relaxed"]["lost"]]
         rows.append(cells)
     return header, rows

@@ -9,6 +9,10 @@ gives the original text. The store keeps only the moved bytes and a SHA-256 of e
 record, which :meth:`AuditStore.restore` checks: a residual edited after compaction, or a corrupt
 store, is refused with :class:`AuditError` instead of returning wrong text.
 
+Since format version 2 the store also keeps each record's ``role``, ``turn``, ``source`` and
+``name`` (:meth:`AuditStore.restore_records` checks a residual record's against them, so a whole
+record, not only its text, comes back as it was); version 1 files (texts only) are still read.
+
 Files are JSON (atomic write); :meth:`AuditStore.load` refuses another format or version and a
 body whose checksum does not match.
 """
@@ -30,7 +34,10 @@ from ..geometry import LamValueError
 __all__ = ["AuditError", "AuditStore", "LayerPatch", "undo_patches"]
 
 FORMAT = "lam_ref.audit"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+#: The record fields besides ``text`` that a version-2 store keeps (SPEC §1 records).
+META_FIELDS = ("role", "turn", "source", "name")
 
 
 class AuditError(LamValueError):
@@ -83,11 +90,17 @@ class AuditStore:
     trajectory_id: str
     sha256: list[str]
     edits: dict[int, list[LayerPatch]] = field(default_factory=dict)
+    #: Per record ``[role, turn, source, name]`` (:data:`META_FIELDS`); ``None`` in version-1 files.
+    meta: list[list[Any]] | None = None
 
     @classmethod
-    def for_records(cls, trajectory_id: str, texts: Sequence[str]) -> AuditStore:
-        """An empty store for records with these original texts."""
-        return cls(str(trajectory_id), [_sha(t) for t in texts])
+    def for_records(cls, trajectory_id: str, texts: Sequence[str], meta: Sequence[Sequence[Any]] | None = None) -> AuditStore:
+        """An empty store for records with these original texts (and, optionally, their
+        ``(role, turn, source, name)``)."""
+        if meta is not None and len(meta) != len(texts):
+            raise LamValueError(f"meta has {len(meta)} entries for {len(texts)} texts")
+        return cls(str(trajectory_id), [_sha(t) for t in texts],
+                   meta=None if meta is None else [list(m) for m in meta])
 
     @property
     def n_records(self) -> int:
@@ -126,6 +139,28 @@ class AuditStore:
             raise AuditError(f"residual has {len(residual)} records, the audit store {self.n_records}")
         return [self.restore_record(i, t) for i, t in enumerate(residual)]
 
+    def restore_records(self, residual: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Whole original records (dicts with ``text`` and :data:`META_FIELDS`) from residual
+        records: texts as :meth:`restore`; with a version-2 store every other field must equal the
+        one recorded at compaction (a residual record edited, reordered or from another trajectory
+        is refused with :class:`AuditError`)."""
+        if len(residual) != self.n_records:
+            raise AuditError(f"residual has {len(residual)} records, the audit store {self.n_records}")
+        out = []
+        for i, rec in enumerate(residual):
+            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+                raise AuditError(f"residual record {i} is not an object with a string 'text'")
+            d = {k: rec.get(k) for k in META_FIELDS if k in rec}
+            if self.meta is not None:
+                for k, v in zip(META_FIELDS, self.meta[i]):
+                    if rec.get(k) != v:
+                        raise AuditError(f"record {i} of trajectory {self.trajectory_id!r}: residual {k} "
+                                         f"{rec.get(k)!r} differs from the original's {v!r}")
+                d = {k: v for k, v in zip(META_FIELDS, self.meta[i]) if not (k == "name" and v is None)}
+            d["text"] = self.restore_record(i, rec["text"])
+            out.append(d)
+        return out
+
     # -- persistence -------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         edits = {}
@@ -133,21 +168,29 @@ class AuditStore:
             edits[str(rec)] = [
                 {"layer": lp.layer, "patches": [[s, e, *_enc(o)] for s, e, o in lp.patches]} for lp in layers
             ]
-        body = {"trajectory": self.trajectory_id, "sha256": self.sha256, "edits": edits}
+        body: dict[str, Any] = {"trajectory": self.trajectory_id, "sha256": self.sha256, "edits": edits}
+        if self.meta is not None:
+            body["meta"] = self.meta
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-        return {"format": FORMAT, "version": FORMAT_VERSION, "body_sha256": digest, "body": body}
+        return {"format": FORMAT, "version": FORMAT_VERSION if self.meta is not None else 1,
+                "body_sha256": digest, "body": body}
 
     @classmethod
     def from_json(cls, obj: Any, source: str = "<json>") -> AuditStore:
         try:
             if obj.get("format") != FORMAT:
                 raise AuditError(f"{source} is not a lam_ref audit store (format {obj.get('format')!r})")
-            if obj.get("version") != FORMAT_VERSION:
-                raise AuditError(f"{source} has audit format version {obj.get('version')!r}, expected {FORMAT_VERSION}")
+            if obj.get("version") not in READABLE_VERSIONS:
+                raise AuditError(f"{source} has audit format version {obj.get('version')!r}, "
+                                 f"this lam_ref reads {READABLE_VERSIONS}")
             body = obj["body"]
             if hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest() != obj["body_sha256"]:
                 raise AuditError(f"{source} is corrupt: body checksum mismatch")
-            store = cls(str(body["trajectory"]), [str(s) for s in body["sha256"]])
+            meta = body.get("meta") if obj["version"] >= 2 else None
+            if obj["version"] >= 2 and (not isinstance(meta, list) or len(meta) != len(body["sha256"])
+                                        or any(not isinstance(m, list) or len(m) != len(META_FIELDS) for m in meta)):
+                raise AuditError(f"{source} is corrupt: 'meta' must hold one [role, turn, source, name] per record")
+            store = cls(str(body["trajectory"]), [str(s) for s in body["sha256"]], meta=meta)
             for rec, layers in body["edits"].items():
                 for lp in layers:
                     patches = tuple((int(p[0]), int(p[1]), _dec(p[2], p[3])) for p in lp["patches"])

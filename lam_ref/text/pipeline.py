@@ -493,7 +493,8 @@ def compact_trajectory(
     timings["tokens"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    audit = AuditStore.for_records(traj.id, [r.text for r in traj.records])
+    audit = AuditStore.for_records(traj.id, [r.text for r in traj.records],
+                                   meta=[(r.role, r.turn, r.source, r.name) for r in traj.records])
     residual = [r.text for r in traj.records]
     for k, rec in enumerate(obs_idx):
         residual[rec] = stage.texts[k]
@@ -509,8 +510,8 @@ def compact_trajectory(
         ctok = np.fromiter((c.tokens for c in main_enc.chunks), dtype=np.int64, count=len(main_enc.chunks))
         trunc = main_enc.truncated
     l2 = None
-    if config.l2_rel_eb is not None and main_enc is not None:
-        t0 = time.perf_counter()
+    if config.l2_rel_eb is not None and main_enc is not None and pi.shape[0]:
+        t0 = time.perf_counter()  # nothing to store without windows: no report then ("—")
         kept = main_enc.embeddings[pi == np.arange(pi.shape[0])]
         l2 = _codec.storage_report(kept.reshape(kept.shape[0], -1), config.l2_rel_eb)
         timings["l2"] = time.perf_counter() - t0
