@@ -6,13 +6,13 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._io import atomic_write_text
+from .._io import atomic_write, atomic_write_text
 from ..geometry import LamValueError
 
 
@@ -40,6 +40,12 @@ def check_output_dir(path: str, name: str) -> None:
         check_output_file(str(p / "_"), name)  # its nearest existing ancestor must be a writable folder
     elif not os.access(p, os.W_OK | os.X_OK):
         raise LamValueError(f"{name} {path!r} is not writable")
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
+    """Write one JSON object per line (UTF-8, non-ASCII kept), atomically."""
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8", errors="surrogatepass")
+    return atomic_write(path, lambda fh: fh.write(data))
 
 
 def write_json(obj: Any, dest: str) -> None:

@@ -11,21 +11,20 @@ status 1). Output paths are checked before anything is encoded.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write
 from ..codec import DEFAULT_REL_EB
 from ..geometry import LamValueError
 from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, get_encoder
 from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import CompactionConfig, CompactionResult, compact_trajectory, result_summary, summarize
 from ..text.records import TrajectoryFormatError
-from ._common import check_output_dir, check_output_file, loaded_trajectories, table, write_json
+from ._common import check_output_dir, check_output_file, loaded_trajectories, table, write_json, write_jsonl
+from .restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX, restore_one
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]
@@ -125,10 +124,8 @@ class ResidualWriter:
     def write(self, res: CompactionResult) -> tuple[Path, Path]:
         name = self.name_for(res.trajectory.id)
         self.directory.mkdir(parents=True, exist_ok=True)
-        lines = "".join(json.dumps(rec.to_json(), ensure_ascii=False) + "\n" for rec in res.residual_records())
-        data = lines.encode("utf-8", errors="surrogatepass")
-        rpath = atomic_write(self.directory / f"{name}.residual.jsonl", lambda fh: fh.write(data))
-        apath = res.audit.save(self.directory / f"{name}.audit.json")
+        rpath = write_jsonl(self.directory / f"{name}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
+        apath = res.audit.save(self.directory / f"{name}{AUDIT_SUFFIX}")
         self.written[name] = {"id": res.trajectory.id, "path": res.trajectory.path,
                               "residual": rpath.name, "audit": apath.name}
         return rpath, apath
@@ -157,8 +154,6 @@ def check_result(res: CompactionResult) -> list[str]:
 def check_written(audit_path: Path, res: CompactionResult) -> list[str]:
     """``--check`` with ``--residual-dir``: the files as written (read back, as ``lam-ref restore``
     reads them) give every original record, all fields, not just the in-memory round trip."""
-    from .restore import restore_one
-
     try:
         records, _ = restore_one(audit_path)
     except LamValueError as exc:

@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write
 from ..geometry import LamValueError
 from ..text.audit import AuditError, AuditStore
-from ._common import check_output_dir, table, write_json
+from ._common import check_output_dir, table, write_json, write_jsonl
 
+#: The file names `lam-ref compact --residual-dir` writes per trajectory (``<name><suffix>``).
 AUDIT_SUFFIX = ".audit.json"
 RESIDUAL_SUFFIX = ".residual.jsonl"
 
@@ -99,8 +99,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         written = None
         if args.out:
-            data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-            written = str(atomic_write(Path(args.out) / f"{name}.original.jsonl", lambda fh, d=data: fh.write(d)))
+            written = str(write_jsonl(Path(args.out) / f"{name}.original.jsonl", records))
         edited = len(store.edits)
         report.append({"name": name, "audit": str(f), "trajectory": store.trajectory_id, "ok": True,
                        "records": len(records), "edited_records": edited, "moved_bytes": store.moved_bytes,

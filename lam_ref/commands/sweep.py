@@ -156,12 +156,6 @@ def gold_key(traj: Trajectory, gold: dict[str, str]) -> str | None:
     return None
 
 
-def gold_for(traj: Trajectory, gold: dict[str, str]) -> str | None:
-    """The gold patch of a trajectory (:func:`gold_key`), or ``None``."""
-    key = gold_key(traj, gold)
-    return None if key is None else gold[key]
-
-
 # ----------------------------------------------------------------------------------------------
 # retrieval after substitution for QA evidence (App. F.2; LoCoMo)
 
