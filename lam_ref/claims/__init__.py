@@ -1,0 +1,137 @@
+r"""The claim registry: every claim lam_ref checks, where the paper states it, the code that
+implements it and (found by scanning) the tests that check it (SPEC §11).
+
+A test names the claim it checks with the pytest marker ``@pytest.mark.claim("THM1")`` (or a
+module-level ``pytestmark``). :func:`check_registry` fails when a registered claim has no test,
+a test names an unknown claim, or an implementing name does not import; the docs build
+(``docs/claims_page.py``) and ``tests/test_claims.py`` both call it.
+
+Adding a claim: one module ``lam_ref/claims/<id>.py`` defining ``CLAIM`` and one line in
+:data:`_MODULES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink
+from ._base import Claim
+
+__all__ = [
+    "CLAIMS",
+    "MARKER_RE",
+    "TEST_DIRS",
+    "Claim",
+    "Marker",
+    "check_registry",
+    "registry",
+    "resolve",
+    "scan_markers",
+]
+
+
+#: The claim modules, in the order of the claims page. Adding a claim: write
+#: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` and list the module here.
+_MODULES = (eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink)
+
+CLAIMS: list[Claim] = [m.CLAIM for m in _MODULES]
+
+#: Directories scanned for ``claim("ID")`` markers (relative to the repository root).
+TEST_DIRS: tuple[str, ...] = ("tests", "property_tests", "proofs", "lam_ref/conformance")
+
+#: A claim marker: ``claim("ID")`` / ``claim('ID')`` (as in ``@pytest.mark.claim("THM1")``).
+MARKER_RE = re.compile(r"""\bclaim\(\s*["']([^"'\s]+)["']\s*\)""")
+_DEF_RE = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def registry(claims: Iterable[Claim] | None = None) -> dict[str, Claim]:
+    """``{id: Claim}``; raises ``ValueError`` on a duplicate or malformed id."""
+    out: dict[str, Claim] = {}
+    for c in CLAIMS if claims is None else claims:
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*", c.id):
+            raise ValueError(f"claim id {c.id!r} must be upper-case letters, digits, _ and inner -")
+        if c.id in out:
+            raise ValueError(f"claim id {c.id!r} is registered twice")
+        out[c.id] = c
+    return out
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A ``claim("ID")`` marker found in a test file: ``path`` (POSIX, relative to the root),
+    1-based ``line``, and the ``test`` it decorates (``None`` for a module-level ``pytestmark``)."""
+
+    claim: str
+    path: str
+    line: int
+    test: str | None
+
+
+def scan_markers(root: str | Path, dirs: Iterable[str] = TEST_DIRS) -> list[Marker]:
+    """All claim markers in ``*.py`` files under ``dirs`` (sorted by path, line)."""
+    root = Path(root)
+    found: list[Marker] = []
+    for d in dirs:
+        base = root / d
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.py")):
+            if any(part in {".venv", "__pycache__", "site"} for part in path.parts):
+                continue
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            for lineno, text in enumerate(lines, start=1):
+                for m in MARKER_RE.finditer(text):
+                    test = None
+                    if not text.lstrip().startswith("pytestmark"):
+                        for follow in lines[lineno - 1 :]:
+                            dm = _DEF_RE.match(follow)
+                            if dm:
+                                test = dm.group(1)
+                                break
+                    found.append(Marker(m.group(1), path.relative_to(root).as_posix(), lineno, test))
+    return sorted(found, key=lambda m: (m.path, m.line, m.claim))
+
+
+def resolve(dotted: str) -> object:
+    """Import ``package.module.attr[.attr…]``; raises ``ImportError``/``AttributeError`` if absent."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(f"cannot import {dotted!r}")
+
+
+def check_registry(
+    root: str | Path, claims: Iterable[Claim] | None = None, dirs: Iterable[str] = TEST_DIRS
+) -> list[str]:
+    """Problems with the registry against the tests under ``root`` (empty list: all good):
+    a claim with no test, a marker naming an unknown claim, an implementing name that does not
+    import, a duplicate id."""
+    try:
+        reg = registry(claims)
+    except ValueError as exc:
+        return [str(exc)]
+    markers = scan_markers(root, dirs)
+    problems: list[str] = []
+    for m in markers:
+        if m.claim not in reg:
+            problems.append(f"{m.path}:{m.line}: test {m.test or '(module)'} names unknown claim {m.claim!r}")
+    tested = {m.claim for m in markers}
+    for cid, c in reg.items():
+        if cid not in tested:
+            problems.append(f"claim {cid} has no test (no claim({cid!r}) marker under {', '.join(dirs)})")
+        for name in c.implements:
+            try:
+                resolve(name)
+            except (ImportError, AttributeError) as exc:
+                problems.append(f"claim {cid}: implementing name {name!r} does not import ({exc})")
+    return problems
