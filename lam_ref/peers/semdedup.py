@@ -186,9 +186,9 @@ def apply_deletions(
 
 
 def seed_agreement(deletion_sets: Sequence[Sequence[int]]) -> dict[str, Any]:
-    """Stability of deletion sets across seeds (App. D): mean pairwise Jaccard, the share of the
+    """Stability of deletion sets (any hashable unit ids) across seeds (App. D): mean pairwise Jaccard, the share of the
     union deleted under every seed, and how many units change status. Empty sets agree (1.0)."""
-    sets = [set(int(i) for i in s) for s in deletion_sets]
+    sets = [set(s) for s in deletion_sets]
     if not sets:
         raise LamValueError("deletion_sets is empty: need at least one seed's deletion set")
     union = set().union(*sets)

@@ -1,0 +1,505 @@
+"""``lam-ref compare``: LAM and its peers on the same trajectories, the same tokenizer, the same
+encoder and the same evidence criterion (paper §3.1–3.2, Figure 3, Tables 14 and 17, App. D, F.8;
+SPEC §12, §16).
+
+Methods (``--methods``, default ``lam,l0,masking,semdedup,gem,lre``; ``l1`` is also accepted) and
+their operating points:
+
+========== ============ ==========================================================
+method     parameter    default operating points
+========== ============ ==========================================================
+lam, l1    ``--t``      0.99 0.95 0.90 (cosine threshold, L1 → L0 resp. L1 alone)
+l0         none         one point
+masking    ``--k``      10 5 3 (observations kept at the end; the first is never masked)
+semdedup   ``--eps``    0.01 0.05 0.10 (drop cos > 1 - eps), ``--seeds`` 5
+gem        ``--tau``    0.80 0.90 0.95 (coverage target; K = 16, δ = 0.05)
+lre        ``--budget`` 2048 1024 512 (tokens of evictable history)
+========== ============ ==========================================================
+
+Every chunk is chunked and encoded **once** (shared by ``lam``, ``l1`` and ``semdedup`` at every
+operating point); GEM encodes each eligible trajectory's blocks and task once (shared by its
+operating points). The output states the encoder calls by kind. Per method and operating point
+the report gives net and gross removal (whole-text cl100k counts over observation records),
+evidence retained with ``--gold`` (exact, App. F.3), ``ECR@τ`` per method (eq. 8, Table 17
+layout; ``ρ`` and retention over the trajectories with at least one witnessed evidence line,
+as ``lam-ref sweep``), deletion-set stability across seeds (SemDeDup: mean pairwise Jaccard and
+the share of the union deleted under every seed, App. D; deterministic methods: 1 by
+construction), prefix-stability, and wall time. SemDeDup's row at each ``eps`` pools its seeds:
+mean removal, evidence lines summed over seeds (its ``ECR@τ`` uses that pooled retention), and the
+min–max range over seeds in the JSON and as error bars in the plot.
+
+Every argument is checked before anything is encoded; an unknown method, an operating point out
+of range (``k < 0``, ``eps ∉ (0, 1)``, ``τ ∉ (0, 1]``, ``budget < 0``, ``t ∉ [-1, 1]``), or a
+gold file that matches no loaded trajectory is one line naming the argument, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import metrics as M
+from ..geometry import LamValueError, validate_threshold
+from ..peers import METHODS
+from ..peers import gem as G
+from ..peers import lre as R
+from ..peers import semdedup as S
+from ..peers.base import PeerResult, step_units
+from ..peers.lam import run_lam
+from ..peers.masking import mask, validate_k
+from ..text.chunking import get_tokenizer
+from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, Encoder, get_encoder
+from ..text.loaders import FORMATS, LoadFailure
+from ..text.pipeline import Encoded, encode_chunks
+from ..text.records import Trajectory
+from ._common import check_output_file, loaded_trajectories, table, write_json
+from .sweep import gold_key, load_gold
+
+DEFAULT_METHODS = "lam,l0,masking,semdedup,gem,lre"
+DEFAULT_OPS: dict[str, list[Any]] = {"t": [0.99, 0.95, 0.90], "k": [10, 5, 3], "eps": [0.01, 0.05, 0.10],
+                                     "tau": [0.80, 0.90, 0.95], "budget": [2048, 1024, 512]}
+DEFAULT_TAUS = ["1.0", "0.999", "0.99", "0.95"]
+CHUNK_METHODS = frozenset({"lam", "l1", "semdedup"})
+
+
+class CountingEncoder(Encoder):
+    """An encoder that counts the texts it is given, by kind (the report's encode count)."""
+
+    def __init__(self, inner: Encoder) -> None:
+        self.inner = inner
+        self.name, self.dim, self.max_tokens = inner.name, inner.dim, inner.max_tokens
+        self.device, self.kind = inner.device, inner.kind
+        self.counts: dict[str, int] = {}
+        self.current = "chunks"
+
+    def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
+        self.counts[self.current] = self.counts.get(self.current, 0) + len(texts)
+        return self.inner.encode(texts, batch_size=batch_size, progress=progress)
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int] | None:
+        return self.inner.token_lengths(texts)
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+
+def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("compare", help="LAM against masking, SemDeDup, GEM and LRE (Table 17, Figure 3)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
+    p.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated (default {DEFAULT_METHODS}; also l1)")
+    p.add_argument("--t", type=float, nargs="+", default=DEFAULT_OPS["t"], help="lam/l1 thresholds (default 0.99 0.95 0.90)")
+    p.add_argument("--k", type=int, nargs="+", default=DEFAULT_OPS["k"], help="masking: observations kept (default 10 5 3)")
+    p.add_argument("--eps", type=float, nargs="+", default=DEFAULT_OPS["eps"], help="SemDeDup eps in (0, 1) (default 0.01 0.05 0.10)")
+    p.add_argument("--tau", type=float, nargs="+", default=DEFAULT_OPS["tau"], help="GEM coverage target in (0, 1] (default 0.80 0.90 0.95)")
+    p.add_argument("--budget", type=int, nargs="+", default=DEFAULT_OPS["budget"], help="LRE budget in tokens (default 2048 1024 512)")
+    p.add_argument("--seeds", type=int, default=5, help="SemDeDup k-means seeds 0..N-1 (default 5)")
+    p.add_argument("--semdedup-scope", choices=("corpus", "trajectory"), default="corpus",
+                   help="cluster all trajectories together (default, Table 17) or each on its own (App. F.8)")
+    p.add_argument("--per-cluster", type=int, default=S.DEFAULT_PER_CLUSTER, help="SemDeDup chunks per cluster (default 50)")
+    p.add_argument("--gem-min-blocks", type=int, default=16, help="GEM leaves shorter histories unchanged (default 16)")
+    p.add_argument("--lre-weights", metavar="PATH", help="LRE weights file (default: the shipped lre_weights.json)")
+    p.add_argument("--encoder", default=DEFAULT_ENCODER, help=f"encoder (default {DEFAULT_ENCODER})")
+    p.add_argument("--device", help="encoder device")
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="encoding batch size (default 64)")
+    p.add_argument("--format", choices=FORMATS, help="loader (default: detect per file)")
+    p.add_argument("--gold", metavar="PATCHES", help="gold patches (the formats of lam-ref sweep --gold)")
+    p.add_argument("--taus", nargs="+", default=DEFAULT_TAUS, help="retention floors of ECR@τ (default 1.0 0.999 0.99 0.95)")
+    p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
+    p.add_argument("--plot", metavar="OUT.png", help="removal-vs-evidence plot (PNG, and SVG next to it); needs --gold")
+    p.set_defaults(func=run)
+    return p
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The validated arguments."""
+
+    methods: list[str]
+    ops: dict[str, list[Any]]
+    taus: dict[str, Fraction]
+    seeds: int
+
+
+def _int(v: Any, name: str, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+        raise LamValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+    return v
+
+
+def validate_args(args: argparse.Namespace) -> Plan:
+    """Check every argument that needs no file (errors name the argument and the value)."""
+    methods = [m.strip().lower() for m in str(args.methods).split(",") if m.strip()]
+    if not methods:
+        raise LamValueError(f"--methods must name at least one of {', '.join(METHODS)}, got {args.methods!r}")
+    for m in methods:
+        if m not in METHODS:
+            raise LamValueError(f"--methods: unknown method {m!r} (known: {', '.join(METHODS)})")
+    methods = list(dict.fromkeys(methods))
+    ops = {
+        "t": [validate_threshold(t, "--t") for t in dict.fromkeys(args.t)],
+        "k": [validate_k(k, "--k") for k in dict.fromkeys(args.k)],
+        "eps": [S.validate_eps(e, "--eps") for e in dict.fromkeys(args.eps)],
+        "tau": [G.validate_tau(t, "--tau") for t in dict.fromkeys(args.tau)],
+        "budget": [R.validate_budget(b, "--budget") for b in dict.fromkeys(args.budget)],
+    }
+    taus: dict[str, Fraction] = {}
+    for s in dict.fromkeys(args.taus):
+        tau = M.to_fraction(s, "--taus")
+        if not 0 <= tau <= 1:
+            raise LamValueError(f"--taus must be in [0, 1], got {s!r}")
+        taus[s] = tau
+    seeds = _int(args.seeds, "--seeds", 1)
+    _int(args.per_cluster, "--per-cluster", 1)
+    _int(args.gem_min_blocks, "--gem-min-blocks", 0)
+    _int(args.batch_size, "--batch-size", 1)
+    if args.json and args.json != "-":
+        check_output_file(args.json, "--json")
+    if args.plot:
+        if Path(args.plot).suffix.lower() != ".png":
+            raise LamValueError(f"--plot must name a .png file (the .svg is written next to it), got {args.plot!r}")
+        if not args.gold:
+            raise LamValueError(f"--plot {args.plot!r} needs --gold (the plot's y axis is evidence retained)")
+        check_output_file(args.plot, "--plot")
+    return Plan(methods, ops, taus, seeds)
+
+
+# ----------------------------------------------------------------------------------------------
+# accumulation
+
+
+def _label(method: str, op: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in op.items()) if op else "—"
+
+
+@dataclass
+class Row:
+    """One method at one operating point, over all trajectories (SemDeDup: pooled over seeds)."""
+
+    method: str
+    op: dict[str, Any]
+    prefix_stable: bool = True
+    tokens: list[tuple[int, int, int]] = field(default_factory=list)  # per (trajectory, seed)
+    evidence: list[M.EvidenceResult] = field(default_factory=list)
+    ev_tokens: list[tuple[int, int, int]] = field(default_factory=list)
+    deleted_units: int = 0
+    placeholders: int = 0
+    wall_s: float = 0.0
+    per_seed: dict[int, dict[str, Any]] = field(default_factory=dict)
+    deletion_sets: dict[int, set[Any]] = field(default_factory=dict)
+
+    def add(self, res: PeerResult, lines: list[str] | None, seed: int = 0) -> None:
+        t = (res.tokens_original, res.tokens_residual_net, res.tokens_residual_gross)
+        self.prefix_stable = self.prefix_stable and res.prefix_stable
+        self.tokens.append(t)
+        self.deleted_units += len(res.deleted_units)
+        self.placeholders += res.placeholders
+        self.wall_s += res.wall_s
+        self.deletion_sets.setdefault(seed, set()).update((res.trajectory.id, u) for u in res.deleted_units)
+        ps = self.per_seed.setdefault(seed, {"tokens": [], "ev_tokens": [], "evidence": []})
+        ps["tokens"].append(t)
+        if lines is not None:
+            ev = M.evidence_retention(lines, [res.trajectory.records[i].text for i in res.trajectory.observation_indices],
+                                      res.observation_residuals())
+            self.evidence.append(ev)
+            ps["evidence"].append(ev)
+            if ev.witnessed:
+                self.ev_tokens.append(t)
+                ps["ev_tokens"].append(t)
+
+
+def _removal(tokens: Sequence[tuple[int, int, int]]) -> M.RemovalResult | None:
+    if not tokens:
+        return None
+    return M.corpus_removal([x[0] for x in tokens], [x[1] for x in tokens], [x[2] for x in tokens])
+
+
+def _row_json(row: Row, with_gold: bool) -> dict[str, Any]:
+    seeds = sorted(row.per_seed)
+    n = len(seeds)
+    per = {s: _removal(row.per_seed[s]["tokens"]) for s in seeds}
+    nets = [r.net for r in per.values() if r is not None]
+    out: dict[str, Any] = {
+        "method": row.method,
+        "operating_point": row.op,
+        "label": _label(row.method, row.op),
+        "prefix_stable": row.prefix_stable,
+        "seeds": n,
+        "removal_net": float(np.mean(nets)) if nets else None,
+        "removal_gross": float(np.mean([r.gross for r in per.values() if r is not None])) if nets else None,
+        "removal_net_range": [min(nets), max(nets)] if nets else None,
+        "deleted_units": row.deleted_units / max(n, 1),
+        "placeholders": row.placeholders / max(n, 1),
+        "wall_s": row.wall_s,
+    }
+    if n > 1:
+        out["stability"] = S.seed_agreement([row.deletion_sets.get(s, set()) for s in seeds])
+    else:
+        out["stability"] = {"seeds": 1, "pairwise_jaccard": 1.0, "deterministic": True}
+    if with_gold:
+        summ = M.summarize_evidence(row.evidence)
+        ev_rem = [_removal(row.per_seed[s]["ev_tokens"]) for s in seeds]
+        ev_nets = [r.net for r in ev_rem if r is not None]
+        micro_seed = [float(M.summarize_evidence(row.per_seed[s]["evidence"]).micro) for s in seeds]
+        out["evidence"] = {
+            **summ.to_json(),
+            "micro": float(summ.micro) if summ.witnessed else None,
+            "macro_intact": float(summ.macro_intact) if summ.witnessed else None,
+            "micro_range": [min(micro_seed), max(micro_seed)] if summ.witnessed else None,
+            "removal_net": float(np.mean(ev_nets)) if ev_nets else None,
+            "removal_net_range": [min(ev_nets), max(ev_nets)] if ev_nets else None,
+            "over": "trajectories with >= 1 witnessed evidence line (counts summed over seeds)",
+        }
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the run
+
+
+def _n(k: int) -> str:
+    return f"{k} trajectory" if k == 1 else f"{k} trajectories"
+
+
+def run(args: argparse.Namespace) -> int:
+    plan = validate_args(args)
+    t_start = time.perf_counter()
+    failures: list[LoadFailure] = []
+    trajs: list[Trajectory] = list(loaded_trajectories(args.paths, args.format, "compare", failures, show_warnings=False))
+    gold = None
+    lines: dict[str, list[str]] = {}
+    if args.gold:
+        gold = load_gold(args.gold)
+        for t in trajs:
+            key = gold_key(t, gold)
+            if key is not None:
+                lines[t.id] = M.evidence_lines(gold[key])
+        if not lines:
+            raise LamValueError(f"--gold {args.gold!r} matches no loaded trajectory ({len(gold)} ids; ids are "
+                                "matched by trajectory id, its last path component, or without ':sample')")
+    model = R.load_model(args.lre_weights) if "lre" in plan.methods else None
+    needs_encoder = bool(CHUNK_METHODS & set(plan.methods)) or "gem" in plan.methods
+    if not trajs:
+        print("lam-ref compare: no trajectories found", file=sys.stderr)
+        return 1
+    encoder = CountingEncoder(get_encoder(args.encoder, args.device)) if needs_encoder else None
+    tok = get_tokenizer()
+    gem_cfgs = {tau: G.GemConfig(tau=tau, min_blocks=args.gem_min_blocks) for tau in plan.ops["tau"]}
+    rows: dict[tuple[str, str], Row] = {}
+
+    def row(method: str, op: dict[str, Any]) -> Row:
+        key = (method, _label(method, op))
+        if key not in rows:
+            rows[key] = Row(method, op)
+        return rows[key]
+
+    def timed(fn, *a, **kw) -> PeerResult:
+        t0 = time.perf_counter()
+        res = fn(*a, **kw)
+        res.wall_s = time.perf_counter() - t0
+        return res
+
+    encoded: list[Encoded | None] = []
+    encode_s = 0.0
+    for t in trajs:
+        ln = lines.get(t.id) if gold is not None else None
+        enc = None
+        if CHUNK_METHODS & set(plan.methods):
+            assert encoder is not None
+            encoder.current = "chunks"
+            t0 = time.perf_counter()
+            items = [(i, t.records[i].turn, t.records[i].text) for i in t.observation_indices]
+            enc = encode_chunks(items, encoder, tok, batch_size=args.batch_size)
+            encode_s += time.perf_counter() - t0
+        encoded.append(enc)
+        for method in plan.methods:
+            if method in ("lam", "l1"):
+                for th in plan.ops["t"]:
+                    row(method, {"t": th}).add(timed(run_lam, method, t, encoder, threshold=th,
+                                                     cache={"orig": enc}, batch_size=args.batch_size), ln)
+            elif method == "l0":
+                row("l0", {}).add(timed(run_lam, "l0", t, None), ln)
+            elif method == "masking":
+                for k in plan.ops["k"]:
+                    row("masking", {"k": k}).add(timed(mask, t, k, tok), ln)
+            elif method == "lre":
+                for b in plan.ops["budget"]:
+                    row("lre", {"budget": b}).add(timed(R.lre, t, b, tok, model=model), ln)
+            elif method == "gem":
+                _, units, _ = step_units(t)
+                vectors = None
+                if G.check_protocol(t, units) is None and len(units) >= args.gem_min_blocks:
+                    assert encoder is not None
+                    encoder.current = "gem_blocks"
+                    t0 = time.perf_counter()
+                    vectors = G.gem_vectors(t, encoder, batch_size=args.batch_size)
+                    encode_s += time.perf_counter() - t0
+                for tau, cfg in gem_cfgs.items():
+                    row("gem", {"tau": tau}).add(timed(G.gem, t, tok, cfg, vectors=vectors), ln)
+    if "semdedup" in plan.methods:
+        _semdedup(trajs, encoded, plan, args, tok, lines if gold is not None else None, row)
+    total_s = time.perf_counter() - t_start
+
+    with_gold = gold is not None
+    rows_json = [_row_json(r, with_gold) for r in rows.values()]
+    ecr: dict[str, dict[str, float | None]] = {}
+    best: dict[str, float | None] = {}
+    for method in plan.methods:
+        mine = [r for r in rows_json if r["method"] == method]
+        best[method] = max((r["removal_net"] for r in mine if r["removal_net"] is not None), default=None)
+        if with_gold:
+            pts = [M.OperatingPoint(r["label"], r["evidence"]["removal_net"], r["evidence"]["kept"],
+                                    r["evidence"]["witnessed"]) for r in mine if r["evidence"]["removal_net"] is not None]
+            ecr[method] = {s: M.ecr_at(pts, tau) for s, tau in plan.taus.items()} if pts else {s: None for s in plan.taus}
+    counts = dict(encoder.counts) if encoder is not None else {}
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(table(*_table(rows_json, with_gold)), file=out)
+    if with_gold:
+        print(file=out)
+        print(table(*_ecr_table(plan, best, ecr)), file=out)
+    ev_n = len({t.id for t in trajs if t.id in lines and lines[t.id] and any(
+        ln in t.records[i].text for ln in lines[t.id] for i in t.observation_indices)}) if with_gold else 0
+    enc_line = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items()) or "none"
+    print(f"\n{_n(len(trajs))}; encoder {encoder.name if encoder else '—'}: {sum(counts.values())} texts encoded "
+          f"({enc_line}; each chunk once) in {encode_s:.1f} s; total {total_s:.1f} s"
+          + (f"; evidence over {_n(ev_n)} with witnessed lines ({len(lines)} gold-matched)" if with_gold else ""),
+          file=out)
+    report = {
+        "trajectories": len(trajs),
+        "methods": plan.methods,
+        "encoder": encoder.describe() if encoder else None,
+        "encode_counts": counts,
+        "encode_s": encode_s,
+        "total_s": total_s,
+        "semdedup": {"scope": args.semdedup_scope, "seeds": plan.seeds, "per_cluster": args.per_cluster},
+        "gem": {"k": 16, "delta": 0.05, "min_blocks": args.gem_min_blocks},
+        "rows": rows_json,
+        "best": best,
+        "ecr": ecr if with_gold else None,
+        "ecr_over": "trajectories with >= 1 witnessed evidence line" if with_gold else None,
+        "evidence_trajectories": ev_n if with_gold else None,
+        "gold_unmatched": sorted(set(gold) - {gold_key(t, gold) for t in trajs}) if gold is not None else None,
+        "failures": [f.to_json() for f in failures],
+    }
+    if args.json:
+        write_json(report, args.json)
+    if args.plot:
+        plot(rows_json, args.plot)
+    return 1 if failures else 0
+
+
+def _semdedup(trajs, encoded, plan, args, tok, lines, row) -> None:
+    """SemDeDup over all seeds and eps (one clustering per seed and scope unit, shared by every eps)."""
+    offsets = np.cumsum([0] + [e.embeddings.shape[0] if e is not None else 0 for e in encoded])
+    groups = [list(range(len(trajs)))] if args.semdedup_scope == "corpus" else [[j] for j in range(len(trajs))]
+    for seed in range(plan.seeds):
+        for grp in groups:
+            embs = [encoded[j].embeddings for j in grp if encoded[j] is not None]
+            x = np.concatenate(embs) if embs else np.zeros((0, 1), np.float32)
+            t0 = time.perf_counter()
+            labels = S.spherical_kmeans(x, S.n_clusters_for(x.shape[0], args.per_cluster), seed) if x.shape[0] else None
+            cluster_s = time.perf_counter() - t0
+            base = offsets[grp[0]]
+            for eps in plan.ops["eps"]:
+                t0 = time.perf_counter()
+                dele = S.semdedup_deleted(x, eps, seed, labels=labels) if labels is not None else np.zeros(0, np.int64)
+                rule_s = time.perf_counter() - t0
+                share = (cluster_s + rule_s) / len(grp)
+                for j in grp:
+                    enc = encoded[j]
+                    lo, hi = offsets[j] - base, offsets[j + 1] - base
+                    local = (dele[(dele >= lo) & (dele < hi)] - lo).tolist()
+                    t0 = time.perf_counter()
+                    res = S.apply_deletions(trajs[j], enc.chunks if enc is not None else [], local, tok,
+                                            {"eps": eps}, extra={"seed": seed, "scope": args.semdedup_scope})
+                    res.wall_s = time.perf_counter() - t0 + share
+                    row("semdedup", {"eps": eps}).add(res, lines.get(trajs[j].id) if lines is not None else None, seed)
+
+
+# ----------------------------------------------------------------------------------------------
+# output
+
+
+def _pct(x: float | None, digits: int = 2) -> str:
+    return "—" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _table(rows_json: list[dict[str, Any]], with_gold: bool) -> tuple[list[list[Any]], list[str]]:
+    header = ["method", "operating point", "prefix-stable", "removed (net)", "gross", "deleted units", "stability",
+              "wall s"]
+    if with_gold:
+        header[5:5] = ["removed (ev. set)", "evidence", "lost", "intact"]
+    out = []
+    for r in rows_json:
+        st = r["stability"]
+        stab = "1 (deterministic)" if st.get("deterministic") else f"J={st['pairwise_jaccard']:.3f}, shared={st['shared_of_union']:.3f}"
+        cells: list[Any] = [r["method"], r["label"], "yes" if r["prefix_stable"] else "no", _pct(r["removal_net"]),
+                            _pct(r["removal_gross"]), f"{r['deleted_units']:g}", stab, f"{r['wall_s']:.2f}"]
+        if with_gold:
+            ev = r["evidence"]
+            cells[5:5] = [_pct(ev["removal_net"]), _pct(ev["micro"], 3), "—" if ev["micro"] is None else ev["lost"],
+                          _pct(ev["macro_intact"], 1)]
+        out.append(cells)
+    return out, header
+
+
+def _ecr_table(plan: Plan, best: dict[str, float | None], ecr: dict[str, dict[str, float | None]]) -> tuple[list[list[Any]], list[str]]:
+    header = ["method", "best (unconstrained)"] + [f"ECR@{s}" for s in plan.taus]
+    return [[m, _pct(best[m])] + [M.format_ecr(ecr[m][s]) for s in plan.taus] for m in plan.methods], header
+
+
+COLORS = {"lam": "#c0392b", "l1": "#e67e22", "l0": "#8e44ad", "masking": "#7f8c8d", "semdedup": "#2980b9",
+          "gem": "#27ae60", "lre": "#b7950b"}
+
+
+def plot(rows_json: list[dict[str, Any]], path: str) -> tuple[Path, Path]:
+    """Removal against evidence retained, one curve per method through its operating points
+    (Figure 3 style; SemDeDup's seed range as error bars); PNG at ``path`` and SVG beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .._io import atomic_write
+
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    for method in dict.fromkeys(r["method"] for r in rows_json):
+        pts = sorted((r for r in rows_json if r["method"] == method and r["evidence"]["micro"] is not None
+                      and r["evidence"]["removal_net"] is not None), key=lambda r: r["evidence"]["removal_net"])
+        if not pts:
+            continue
+        x = np.array([100 * r["evidence"]["removal_net"] for r in pts])
+        y = np.array([100 * r["evidence"]["micro"] for r in pts])
+        accent = method == "lam"
+        kw = {"color": COLORS.get(method, "black"), "marker": "o" if accent else "s", "lw": 2.2 if accent else 1.2,
+              "ms": 6 if accent else 4.5, "label": method + (" (prefix-stable)" if pts[0]["prefix_stable"] else "")}
+        if pts[0]["seeds"] > 1:
+            xr = np.array([[x[i] - 100 * r["evidence"]["removal_net_range"][0],
+                            100 * r["evidence"]["removal_net_range"][1] - x[i]] for i, r in enumerate(pts)]).T
+            yr = np.array([[y[i] - 100 * r["evidence"]["micro_range"][0],
+                            100 * r["evidence"]["micro_range"][1] - y[i]] for i, r in enumerate(pts)]).T
+            ax.errorbar(x, y, xerr=np.clip(xr, 0, None), yerr=np.clip(yr, 0, None), capsize=3, **kw)
+        else:
+            ax.plot(x, y, **kw)
+        for xi, yi, r in zip(x, y, pts):
+            ax.annotate(r["label"], (xi, yi), textcoords="offset points", xytext=(3, 3), fontsize=6,
+                        color=kw["color"])
+    ax.set_xlabel("observation tokens removed, net (%)")
+    ax.set_ylabel("evidence lines retained (%)")
+    ax.set_title("Removal against evidence (up and right is better)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    png = Path(path)
+    svg = png.with_suffix(".svg")
+    atomic_write(png, lambda fh: fig.savefig(fh, format="png", dpi=150))
+    atomic_write(svg, lambda fh: fig.savefig(fh, format="svg", metadata={"Date": None}))
+    plt.close(fig)
+    return png, svg
