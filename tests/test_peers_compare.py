@@ -1,0 +1,157 @@
+"""``lam-ref compare`` and the peers on real data (paper §3.1–3.2, Table 17, Figure 3; SPEC §16).
+
+* bad input (unknown method, operating points out of range, a gold file matching no trajectory,
+  a plot without gold): one line naming the argument, exit 2, and the encoder never loaded;
+* a run on small hand-made JSONL trajectories with the deterministic hashing encoder: every
+  method and operating point is reported, each chunk is encoded once, the ECR@τ follows from
+  the rows, and the plot is written as PNG and SVG;
+* on every shared SWE-agent trajectory (skipped when ``../shared/data`` is absent): residual +
+  removal record reproduces the input exactly for every method at every default operating point.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lam_ref import metrics as M
+from lam_ref.cli import main
+from lam_ref.commands import compare as C
+from lam_ref.peers import gem as G
+from lam_ref.peers import lre as R
+from lam_ref.peers import semdedup as S
+from lam_ref.peers.lam import run_lam
+from lam_ref.peers.masking import mask
+from lam_ref.text.chunking import get_tokenizer
+from lam_ref.text.encoders import HashingEncoder
+from lam_ref.text.loaders import iter_trajectories
+from lam_ref.text.pipeline import encode_chunks
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
+HANDLER = "def handler(request):\n    return render_page(request)\n" + "".join(
+    f"def helper_{i}(value):\n    return value * {i} + offset_{i}\n" for i in range(12))
+EVIDENCE = "return render_page(request)"
+
+
+def _jsonl(path: Path, steps: list[tuple[str, str]]) -> Path:
+    lines = [json.dumps({"role": "system", "text": "you are an agent", "turn": 0}),
+             json.dumps({"role": "user", "text": "fix render_page", "turn": 0})]
+    for turn, (action, obs) in enumerate(steps):
+        lines.append(json.dumps({"role": "action", "text": action, "turn": turn}))
+        lines.append(json.dumps({"role": "observation", "text": obs, "turn": turn}))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def runs(tmp_path: Path) -> Path:
+    d = tmp_path / "runs"
+    _jsonl(d / "a.jsonl", [("cat f.py", HANDLER), ("ls", "f.py setup.py"), ("cat f.py", HANDLER),
+                           ("pytest", "1 failed"), ("cat setup.py", "from setuptools import setup")])
+    _jsonl(d / "b.jsonl", [("ls", "alpha.txt"), ("cat alpha.txt", "one two three four"),
+                           ("cat beta.txt", "five six seven eight nine")])
+    return d
+
+
+@pytest.fixture()
+def gold(tmp_path: Path) -> Path:
+    p = tmp_path / "gold.json"
+    p.write_text(json.dumps({"a": f"--- a/f.py\n+++ b/f.py\n+{EVIDENCE}\n"}), encoding="utf-8")
+    return p
+
+
+@pytest.fixture()
+def no_encoder(monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("the encoder was loaded before the arguments were checked")
+
+    monkeypatch.setattr(C, "get_encoder", boom)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--methods", "lam,bogus"], "--methods: unknown method 'bogus'"),
+    (["--k", "-1"], "--k must be an integer >= 0"),
+    (["--eps", "1.0"], "--eps must be in (0, 1)"),
+    (["--eps", "0"], "--eps must be in (0, 1)"),
+    (["--tau", "0"], "--tau must be in (0, 1]"),
+    (["--tau", "1.5"], "--tau must be in (0, 1]"),
+    (["--budget", "-5"], "--budget must be an integer >= 0"),
+    (["--t", "1.2"], "--t"),
+    (["--seeds", "0"], "--seeds must be an integer >= 1"),
+    (["--plot", "x.png"], "--plot 'x.png' needs --gold"),
+])
+def test_bad_arguments_exit_2_before_encoding(runs, args, needle, capsys, no_encoder):
+    rc = main(["compare", str(runs), *args])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2, f"exit 2 for {args}: {err!r}"
+    assert len(err.splitlines()) == 1 and needle in err, f"one line naming the argument: {err!r}"
+
+
+def test_gold_matching_no_trajectory_exits_2_before_encoding(runs, tmp_path, capsys, no_encoder):
+    g = tmp_path / "other.json"
+    g.write_text(json.dumps({"zzz": "+" + EVIDENCE + "\n"}), encoding="utf-8")
+    rc = main(["compare", str(runs), "--gold", str(g)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "--gold" in err and "matches no loaded trajectory" in err, err
+
+
+def test_compare_report_encodes_once_and_scores_every_method(runs, gold, tmp_path, capsys):
+    out, png = tmp_path / "c.json", tmp_path / "plot.png"
+    rc = main(["compare", str(runs), "--encoder", "hash", "--methods", "lam,l1,l0,masking,semdedup,gem,lre",
+               "--seeds", "2", "--gem-min-blocks", "3", "--gold", str(gold), "--json", str(out), "--plot", str(png)])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    rep = json.loads(out.read_text())
+    labels = {(r["method"], r["label"]) for r in rep["rows"]}
+    expected = ({("lam", f"t={t}") for t in (0.99, 0.95, 0.9)} | {("l1", f"t={t}") for t in (0.99, 0.95, 0.9)}
+                | {("l0", "—")} | {("masking", f"k={k}") for k in (10, 5, 3)}
+                | {("semdedup", f"eps={e}") for e in (0.01, 0.05, 0.1)} | {("gem", f"tau={t}") for t in (0.8, 0.9, 0.95)}
+                | {("lre", f"budget={b}") for b in (2048, 1024, 512)})
+    assert labels == expected, f"every method at every operating point: {sorted(labels ^ expected)}"
+    # 'a' has 5 observations, 'b' 3, each one window: 8 chunks; GEM encodes 5 + 3 blocks and 2 tasks
+    assert rep["encode_counts"] == {"chunks": 8, "gem_blocks": 10}, f"each chunk encoded once: {rep['encode_counts']}"
+    assert "18 texts encoded (8 chunks, 10 gem blocks; each chunk once)" in cap.out, cap.out
+    for r in rep["rows"]:
+        assert r["prefix_stable"] == (r["method"] in ("lam", "l1", "l0")), f"prefix-stability of {r['method']}"
+        assert r["evidence"]["witnessed"] == r["seeds"], f"the one evidence line is witnessed once per seed: {r}"
+    for method in rep["methods"]:
+        pts = [M.OperatingPoint(r["label"], r["evidence"]["removal_net"], r["evidence"]["kept"],
+                                r["evidence"]["witnessed"]) for r in rep["rows"] if r["method"] == method]
+        assert rep["ecr"][method]["0.999"] == M.ecr_at(pts, "0.999"), f"ECR@0.999 of {method} from its rows"
+    masking3 = next(r for r in rep["rows"] if r["label"] == "k=3")
+    # a: first and last 3 of 5 kept → the second observation (evidence-free 'ls') is masked; the
+    # first holds the evidence, so it survives
+    assert masking3["evidence"]["kept"] == 1, masking3
+    sd = next(r for r in rep["rows"] if r["method"] == "semdedup" and r["label"] == "eps=0.05")
+    assert sd["seeds"] == 2 and "pairwise_jaccard" in sd["stability"], f"SemDeDup pools 2 seeds: {sd}"
+    assert png.stat().st_size > 1000 and png.with_suffix(".svg").read_text().lstrip().startswith("<?xml"), \
+        "the plot is written as PNG and SVG"
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared trajectories not found under {SHARED}")
+def test_every_method_restores_every_shared_trajectory():
+    """Residual + removal record = input, for every method at its default operating points, on all
+    22 shared SWE-agent trajectories (hashing encoder: the property does not depend on the encoder)."""
+    tok, enc = get_tokenizer(), HashingEncoder()
+    trajs = list(iter_trajectories([str(SHARED)]))
+    assert len(trajs) == 22, f"the 22 shared trajectories load: {len(trajs)}"
+    model = R.load_model()
+    checked = 0
+    for t in trajs:
+        items = [(i, t.records[i].turn, t.records[i].text) for i in t.observation_indices]
+        e = encode_chunks(items, enc, tok)
+        results = [run_lam("l0", t, None)]
+        results += [run_lam(m, t, enc, threshold=th, cache={"orig": e}) for m in ("lam", "l1") for th in C.DEFAULT_OPS["t"]]
+        results += [mask(t, k, tok) for k in C.DEFAULT_OPS["k"]]
+        results += [S.apply_deletions(t, e.chunks, S.semdedup_deleted(e.embeddings, eps, 0).tolist(), tok, {"eps": eps})
+                    for eps in C.DEFAULT_OPS["eps"]]
+        vec = G.gem_vectors(t, enc)
+        results += [G.gem(t, tok, G.GemConfig(tau=tau, min_blocks=4), vectors=vec) for tau in C.DEFAULT_OPS["tau"]]
+        results += [R.lre(t, b, tok, model=model) for b in C.DEFAULT_OPS["budget"]]
+        for r in results:
+            assert r.restore() == list(t.records), f"{r.method} {r.operating_point} on {t.id}: not restored"
+            checked += 1
+    assert checked == 22 * 19, f"19 method settings per trajectory: {checked}"
