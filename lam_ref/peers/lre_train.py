@@ -78,7 +78,7 @@ def train(trajs: Sequence[Trajectory], held_out_mod: int = 5, c: float = 1.0) ->
     scale[scale == 0] = 1.0
     clf = LogisticRegression(C=c, max_iter=1000).fit((xs - mean) / scale, ys)
     model = L.LreModel(mean, scale, clf.coef_[0].astype(np.float64), float(clf.intercept_[0]), {})
-    info: dict[str, Any] = {"trainer": "sklearn LogisticRegression(C=%g, lbfgs)" % c,
+    info: dict[str, Any] = {"trainer": f"sklearn LogisticRegression(C={c:g}, lbfgs)",
                             "held_out_rule": f"XXH3-64(task) mod {held_out_mod} == 0",
                             "label": f"an identifier the step introduces is reused in >= {L.DEFAULT_REUSE} later steps",
                             "split": split, "train": _metrics(model.predict(xs), ys)}
