@@ -155,3 +155,30 @@ def test_every_method_restores_every_shared_trajectory():
             assert r.restore() == list(t.records), f"{r.method} {r.operating_point} on {t.id}: not restored"
             checked += 1
     assert checked == 22 * 19, f"19 method settings per trajectory: {checked}"
+
+
+def test_semdedup_trajectory_scope_matches_per_trajectory_runs(runs, capsys):
+    """--semdedup-scope trajectory clusters each trajectory alone: the deleted-unit count equals
+    the sum of SemDeDup run on each trajectory's own chunks (one seed)."""
+    import numpy as np
+
+    rc = main(["compare", str(runs), "--encoder", "hash", "--methods", "semdedup", "--seeds", "1",
+               "--eps", "0.05", "--semdedup-scope", "trajectory", "--json", "-"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    rep = json.loads(cap.out)
+    tok, enc, expected = get_tokenizer(), HashingEncoder(), 0
+    for t in iter_trajectories([str(runs)]):
+        e = encode_chunks([(i, t.records[i].turn, t.records[i].text) for i in t.observation_indices], enc, tok)
+        expected += int(np.asarray(S.semdedup_deleted(e.embeddings, 0.05, 0)).size)
+    (row,) = rep["rows"]
+    assert rep["semdedup"]["scope"] == "trajectory" and row["deleted_units"] == expected == 1, \
+        f"a's repeated file is the one deletion: {row['deleted_units']} vs {expected}"
+
+
+def test_unreadable_lre_weights_exit_2_before_encoding(runs, tmp_path, capsys, no_encoder):
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"format": "lam_ref.lre_weights", "features": ["f_pos"]}), encoding="utf-8")
+    rc = main(["compare", str(runs), "--lre-weights", str(w)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and str(w) in err and "LRE weights" in err, err
