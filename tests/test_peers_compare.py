@@ -6,7 +6,8 @@
   method and operating point is reported, each chunk is encoded once, the ECR@τ follows from
   the rows, and the plot is written as PNG and SVG;
 * on every shared SWE-agent trajectory (skipped when ``../shared/data`` is absent): residual +
-  removal record reproduces the input exactly for every method at every default operating point.
+  removal record reproduces the input exactly for every method at every default operating point,
+  and retraining LRE reproduces the shipped weights.
 """
 
 from __future__ import annotations
@@ -182,3 +183,19 @@ def test_unreadable_lre_weights_exit_2_before_encoding(runs, tmp_path, capsys, n
     rc = main(["compare", str(runs), "--lre-weights", str(w)])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and str(w) in err and "LRE weights" in err, err
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared trajectories not found under {SHARED}")
+def test_lre_training_reproduces_the_shipped_weights():
+    """`python -m lam_ref.peers.lre_train` on the shared trajectories gives the shipped weights and
+    the held-out evaluation stored with them."""
+    import numpy as np
+
+    from lam_ref.peers.lre_train import train
+
+    model = train(list(iter_trajectories([str(SHARED)])))
+    shipped = R.load_model()
+    assert np.allclose(model.coef, shipped.coef, atol=1e-6) and abs(model.intercept - shipped.intercept) < 1e-6, \
+        "retraining reproduces the shipped coefficients"
+    assert model.info["held_out"] == pytest.approx(shipped.info["held_out"]), "and the held-out evaluation"
+    assert set(model.info["split"]["held_out"]).isdisjoint(model.info["split"]["train"]), "disjoint split"
