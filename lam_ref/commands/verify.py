@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from ..geometry import LamValueError
-from ._common import load_embeddings, table, write_json
+from ._common import (
+    add_json,
+    add_mkdir,
+    check_input_paths,
+    check_json_dest,
+    load_embeddings,
+    plan_trajectory_files,
+    table,
+    write_json,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -40,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--encoder", default=None, help="encoder for trajectories (default: the real MiniLM)")
     p.add_argument("--limit", type=int, default=None, help="verify at most this many trajectories")
     p.add_argument("--per-set", action="store_true", help="also print one line per set")
-    p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
+    add_json(p)
+    add_mkdir(p)
     p.set_defaults(func=run)
     return p
 
@@ -108,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
     from ..verify import aggregate, table_rows
 
     opts = _options(args)
+    check_input_paths(args.paths)  # before any model loads: a missing input costs nothing
+    check_json_dest(args.json, mkdir=args.mkdir)
     as_traj = args.trajectories or not all(Path(p).suffix in (".npy", ".npz") for p in args.paths)
+    if as_traj:
+        plan_trajectory_files(args.paths, args.format)
     meta: dict[str, Any] = {}
     sets = _trajectory_sets(args, opts, meta) if as_traj else _npy_sets(args, opts)
     quiet = args.json == "-"
