@@ -202,7 +202,7 @@ class RunProgress:
     lines, not one bar per trajectory. ``enabled=False`` (``--no-progress``) shows nothing.
     Messages printed through :meth:`write` appear above the bar."""
 
-    def __init__(self, total_files: int, *, enabled: bool = True, desc: str = "files") -> None:
+    def __init__(self, total_files: int, *, enabled: bool = True, desc: str = "lam-ref") -> None:
         self.windows = 0
         self.trajectories = 0
         self._bar = None
@@ -210,9 +210,15 @@ class RunProgress:
             from tqdm import tqdm
 
             tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
-            self._bar = tqdm(total=total_files, unit="file", desc=desc, file=sys.stderr, dynamic_ncols=tty,
-                             ncols=None if tty else 100, mininterval=0.2 if tty else 30.0, leave=True,
-                             bar_format="{desc}: {n_fmt}/{total_fmt} {unit}s |{bar}| {postfix} [{elapsed}<{remaining}]")
+            try:  # a pseudo-terminal without a window size reports 0 x 0: tqdm would then draw nothing
+                size = os.get_terminal_size(sys.stderr.fileno()) if tty else None
+            except (OSError, ValueError, AttributeError):
+                size = None
+            dynamic = size is not None and size.columns >= 20
+            rows = size.lines if size is not None and size.lines > 0 else 24
+            self._bar = tqdm(total=total_files, unit="file", desc=desc, file=sys.stderr, dynamic_ncols=dynamic,
+                             ncols=None if dynamic else 100, nrows=rows, mininterval=0.2 if tty else 30.0, leave=True,
+                             bar_format="{desc}: {n_fmt}/{total_fmt} files |{bar}| [{elapsed}<{remaining}]{postfix}")
             self._bar.set_postfix_str("0 windows", refresh=False)
 
     def advance(self, files: int = 1, windows: int = 0, trajectories: int = 0) -> None:
@@ -228,7 +234,7 @@ class RunProgress:
         self.windows += windows
         self.trajectories += trajectories
         if self._bar is not None:
-            self._bar.set_postfix_str(f"{self.windows} windows, {self.trajectories} trajectories")
+            self._bar.set_postfix_str(f"{self.windows} windows, {self.trajectories} trajectories", refresh=False)
 
     def write(self, line: str) -> None:
         """Print one line on stderr without breaking the bar."""

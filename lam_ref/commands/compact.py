@@ -283,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     writer = ResidualWriter(args.residual_dir, native=args.residual_format == "native") if args.residual_dir else None
     saver = EmbeddingSaver(args.save_embeddings) if args.save_embeddings else None
-    progress = RunProgress(len(files), enabled=not args.no_progress)
+    progress = RunProgress(len(files), enabled=not args.no_progress, desc="compact")
     try:
         for item in planned_trajectories(files, args.format, "compact", failures, progress):
             cache: dict[str, Any] = {}

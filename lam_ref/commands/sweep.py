@@ -314,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     query_counts = {"action": 0, "qa": 0}
     gold_used: set[str] = set()
     saver = EmbeddingSaver(args.save_embeddings) if getattr(args, "save_embeddings", None) else None
-    progress = RunProgress(len(plan.files), enabled=not args.no_progress)
+    progress = RunProgress(len(plan.files), enabled=not args.no_progress, desc="sweep")
     for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress, show_warnings=False):
         j = n_traj
         n_traj += 1
