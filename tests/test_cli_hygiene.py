@@ -300,3 +300,14 @@ def test_save_embeddings_rows_are_the_windows_in_corpus_order(tmp_path, capsys):
     traj = load_file(d / "r0.traj")[0]
     again = encoders_mod.get_encoder("hash").encode([r.text for r in traj.records if r.role == "observation"][:1])
     assert np.array_equal(arr[0], again[0]), "row 0 is the first window's embedding"
+
+
+def test_sweep_at_t_1_has_no_division_by_zero(tmp_path, capsys):
+    """t = 1 gives δ = 0: the δ̂/δ column is undefined there, never a ZeroDivisionError (found by
+    sweeping 0.80 … 1.0 on the shared trajectories)."""
+    d = _corpus(tmp_path, 2)
+    rc, out, err = _run(capsys, "sweep", str(d), "--encoder", "hash", "--thresholds", "0.95", "1.0", "--json", "-",
+                        "--no-progress")
+    assert rc == 0, err
+    rows = {r["t"]: r for r in json.loads(out)["rows"]}
+    assert rows[1.0]["delta"] == 0.0 and rows[1.0]["keep"] <= 1.0, rows[1.0]

@@ -346,7 +346,7 @@ def run(args: argparse.Namespace) -> int:
             acc.tokens.append((res.tokens_original, res.tokens_residual_net, res.tokens_residual_gross))
             acc.chunks += res.chunks
             acc.kept += res.kept_chunks
-            if res.chunks and res.kept_chunks < res.chunks:
+            if res.chunks and res.kept_chunks < res.chunks and cfg.delta > 0:  # t = 1: δ = 0, no ratio
                 acc.ratio.append(res.delta_hat / cfg.delta)
             acc.delta_hat = max(acc.delta_hat, res.delta_hat)
             ids = res.deleted_ids
