@@ -55,8 +55,9 @@ def removal_vs_threshold(sweep: dict, out: Path) -> list[Path]:
     rec_key = next((k for k in rows[0] if k.startswith("recall_at_")), None)
     if rec_key and rows[0][rec_key] is not None:
         ax2 = ax.twinx()
-        ax2.plot(t, [r[rec_key] for r in rows], "d:", color="grey", label=rec_key.replace("_", " "))
-        ax2.set_ylabel(rec_key.replace("_at_", "@").replace("_", " "))
+        label = rec_key.replace("_at_", "@")
+        ax2.plot(t, [r[rec_key] for r in rows], "d:", color="grey", label=f"{label} after substitution (right axis)")
+        ax2.set_ylabel(label)
         ax2.set_ylim(0.9, 1.001)
         ax2.legend(loc="lower left", fontsize=8)
     ax.set_xlabel("merge threshold t (cosine)")
@@ -64,7 +65,7 @@ def removal_vs_threshold(sweep: dict, out: Path) -> list[Path]:
     enc = sweep.get("encoder", {}).get("name", "?")
     ax.set_title(f"Removal against the threshold ({enc}, L1 then L0)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(0.005, 0.76), fontsize=8, framealpha=0.9)
     return _save(fig, out, "removal_vs_threshold")
 
 
