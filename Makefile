@@ -32,8 +32,8 @@ docs: venv
 
 test: venv
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q -p no:cacheprovider
 	$(VENV)/bin/mkdocs build --strict -q -d site
+	LAM_DOCS_SITE=site $(PY) -m pytest -q -p no:cacheprovider
 
 thorough: venv
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider

@@ -102,6 +102,11 @@ def test_every_page_is_in_the_navigation_once():
 
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory):
+    """The strictly built site: ``$LAM_DOCS_SITE`` when ``make test`` has just built it (so the
+    suite does not build it twice), else a fresh build into a temporary folder."""
+    given = os.environ.get("LAM_DOCS_SITE")
+    if given and (Path(given) / "claims" / "index.html").is_file():
+        return Path(given)
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
     if mkdocs is None:
         pytest.skip("mkdocs is not installed (pip install -e .[docs])")
