@@ -28,11 +28,11 @@ lint: venv
 	$(VENV)/bin/ruff check .
 
 docs: venv
-	$(VENV)/bin/mkdocs build --strict -q -d site
+	$(PY) -m mkdocs build --strict -q -d site
 
 test: venv
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mkdocs build --strict -q -d site
+	$(PY) -m mkdocs build --strict -q -d site
 	LAM_DOCS_SITE=site $(PY) -m pytest -q -p no:cacheprovider
 
 thorough: venv

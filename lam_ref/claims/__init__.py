@@ -18,24 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import (
-    amdahl,
-    band,
-    c4,
-    cor1,
-    cor2,
-    cor3,
-    def1,
-    eq1,
-    eta,
-    gemlink,
-    hull,
-    online,
-    prop1,
-    prop2,
-    thm1,
-    thm2,
-)
+from . import eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink
 from ._base import Claim
 
 __all__ = [
