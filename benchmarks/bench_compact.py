@@ -76,7 +76,7 @@ def stage_costs(encoder_name: str) -> dict:
     from lam_ref.text.loaders import LoadFailure, iter_trajectories
     from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
 
-    config = CompactionConfig(l2_rel_eb=DEFAULT_REL_EB)  # as `lam-ref compact` runs: L1, L0, L2 report
+    config = CompactionConfig(l2_rel_eb=DEFAULT_REL_EB, l0_net_positive=True)  # as `lam-ref compact` runs: L1, L0, L2 report
     if SHARED.is_dir():
         paths, source = [SHARED], f"shared SWE-agent trajectories ({SHARED})"
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -20,6 +21,29 @@ from lam_ref.claims import CLAIMS, check_registry, registry, scan_markers
 CLAIMS_PAGE = "claims.md"
 TESTS_DIR = "claims/tests"
 API_PAGE = "reference/api.md"
+
+
+#: The sections of docs/spec.md that state each claim's rule (the claims page links them).
+SPEC_ANCHORS: dict[str, tuple[str, ...]] = {
+    "EQ1": ("s1-threshold", "s2-merge"),
+    "DEF1": ("s1-pi", "s5-oracle"),
+    "THM1": ("s1-delta-hat", "s11-claims"),
+    "BAND": ("s5-bands", "s5-sound"),
+    "ONLINE": ("s6-session", "s6-online-batch"),
+    "PROP2": ("s5-sound", "s11-covering"),
+    "THM2": ("s1-threshold", "s11-covering"),
+    "AMDAHL": ("s13",),
+    "ETA": ("s12-other",),
+    "GEMLINK": ("s11-claims", "s16"),
+}
+SPEC_PAGE = "spec.md"
+_SPEC_REF = re.compile(r"SPEC §(\d+)")
+
+
+def spec_links(text: str, from_page: str = "claims.md") -> str:
+    """``SPEC §n`` in a claim's text → a link to section n of docs/spec.md."""
+    target = _rel(from_page, SPEC_PAGE)
+    return _SPEC_REF.sub(lambda m: f"[spec §{m.group(1)}]({target}#s{m.group(1)})", text)
 
 
 def _rel(from_page: str, to_page: str) -> str:
@@ -59,14 +83,16 @@ def generate(open_file, root: str | os.PathLike[str]) -> list[str]:
         )
         fh.write("| claim | title | where | tests |\n|---|---|---|---|\n")
         for c in CLAIMS:
-            fh.write(f"| [{c.id}](#{c.id}) | {c.title} | {c.location} | {len(by_claim[c.id])} |\n")
+            fh.write(f"| [{c.id}](#{c.id}) | {c.title} | {spec_links(c.location)} | {len(by_claim[c.id])} |\n")
         fh.write("\n")
         for c in CLAIMS:
             fh.write(f'<a id="{c.id}"></a>\n\n## {c.id}: {c.title}\n\n')
             fh.write(f"$$\n{c.statement}\n$$\n\n")
-            fh.write(f"**Where:** {c.location}. **Origin:** {c.origin}.\n\n")
+            fh.write(f"**Where:** {spec_links(c.location)}. **Origin:** {c.origin}.\n\n")
+            anchors = SPEC_ANCHORS.get(c.id, ("s11-claims",))
+            fh.write("**Rule:** " + ", ".join(f"[spec §{a[1:].split('-')[0]}]({SPEC_PAGE}#{a})" for a in anchors) + "\n\n")
             if c.note:
-                fh.write(f"{c.note}\n\n")
+                fh.write(f"{spec_links(c.note)}\n\n")
             fh.write("**Implemented by:** ")
             if c.implements:
                 links = [f"[`{n}`]({_rel(CLAIMS_PAGE, API_PAGE)}#{n})" for n in c.implements]

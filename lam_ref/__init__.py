@@ -3,6 +3,9 @@
 The public core: :func:`substitute` / :func:`oracle` (Algorithm 2, SPEC §5),
 :class:`OnlineSession` (Algorithm 1, SPEC §6), the merge rule in :mod:`lam_ref.geometry`
 (SPEC §2), band candidates in :mod:`lam_ref.bands` and digests in :mod:`lam_ref.digest`.
+
+``SPEC §n`` in lam_ref's docstrings, tests and messages is section n of the specification in
+the repository, ``docs/spec.md`` (anchors ``#s1`` to ``#s16``, one per rule inside each section).
 """
 
 from .bands import BandSettings, band_recall

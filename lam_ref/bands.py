@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 import xxhash
 
 from .geometry import LamValueError, delta_sq, validate_embeddings, validate_positive, validate_positive_int
@@ -338,6 +338,8 @@ def intra_block_pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = keys.shape[0]
     if n < 2:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    import scipy.sparse as sp  # imported here: scipy.sparse takes ~0.8 s to import (every CLI start)
+
     m = _cooccurrence_matrix(keys)
     co = sp.tril(m @ m.T, k=-1).tocsr()
     co.sort_indices()
@@ -345,8 +347,10 @@ def intra_block_pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, co.indices.astype(np.int64)
 
 
-def _cooccurrence_matrix(keys: np.ndarray) -> sp.csr_matrix:
-    """One-hot ``(N, n_distinct_(band, key))`` matrix; rows sharing a band key share a column."""
+def _cooccurrence_matrix(keys: np.ndarray) -> Any:
+    """One-hot ``(N, n_distinct_(band, key))`` ``scipy.sparse.csr_matrix``; rows sharing a band key share a column."""
+    import scipy.sparse as sp
+
     n, nb = keys.shape
     codes = np.empty((n, nb), dtype=np.int64)
     offset = 0

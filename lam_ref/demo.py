@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", metavar="DIR", help="also copy the recorded trajectory to DIR")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
-    config = CompactionConfig(threshold=args.threshold, l2_rel_eb=DEFAULT_REL_EB)  # as `lam-ref compact` runs
+    config = CompactionConfig(threshold=args.threshold, l2_rel_eb=DEFAULT_REL_EB, l0_net_positive=True)  # as `lam-ref compact` runs
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="lam_ref_demo_") as tmp:
         proj = make_project(Path(tmp))

@@ -113,7 +113,7 @@ def test_same_named_inputs_keep_separate_audit_stores_and_restore(tmp_path, caps
     f1 = _write(tmp_path / "run1" / "task.traj", _traj(1))
     f2 = _write(tmp_path / "run2" / "task.traj", _traj(2))
     rdir, odir, rep_path = tmp_path / "resid", tmp_path / "orig", tmp_path / "r.json"
-    rc, out, _ = _run(capsys, "compact", str(f1), str(f2), "--encoder", "hash", "--residual-dir", str(rdir),
+    rc, out, _ = _run(capsys, "compact", str(f1), str(f2), "--encoder", "hash", "--residual-dir", str(rdir), "--mkdir",
                       "--json", str(rep_path), "--no-progress")
     assert rc == 0, "both compacted"
     rep = json.loads(rep_path.read_text())
@@ -121,7 +121,7 @@ def test_same_named_inputs_keep_separate_audit_stores_and_restore(tmp_path, caps
     assert len(files) == 2 and {v["path"] for v in files.values()} == {str(f1), str(f2)}, files
     assert len(list(rdir.glob("*.audit.json"))) == 2, "two audit stores, none overwritten"
     assert "task (2)" in out, "the table tells the two rows apart"
-    rc, out, err = _run(capsys, "restore", str(rdir), "--out", str(odir))
+    rc, out, err = _run(capsys, "restore", str(rdir), "--out", str(odir), "--mkdir")
     assert rc == 0, f"restore succeeds: {err}"
     assert "2 of 2 trajectories restored" in out, out
     for name, info in files.items():
@@ -138,7 +138,7 @@ def test_restore_refuses_an_edited_residual(tmp_path, capsys):
     never a silently wrong "original" (SPEC §8)."""
     f1 = _write(tmp_path / "t.traj", _traj(1))
     rdir = tmp_path / "resid"
-    assert _run(capsys, "compact", str(f1), "--encoder", "hash", "--residual-dir", str(rdir), "--no-progress")[0] == 0
+    assert _run(capsys, "compact", str(f1), "--encoder", "hash", "--residual-dir", str(rdir), "--mkdir", "--no-progress")[0] == 0
     (res,) = rdir.glob("*.residual.jsonl")
     lines = res.read_text().splitlines()
     rec = json.loads(lines[2])
@@ -146,7 +146,7 @@ def test_restore_refuses_an_edited_residual(tmp_path, capsys):
     lines[2] = json.dumps(rec)
     res.write_text("\n".join(lines) + "\n")
     out = tmp_path / "o"
-    rc, _, err = _run(capsys, "restore", str(rdir), "--out", str(out))
+    rc, _, err = _run(capsys, "restore", str(rdir), "--out", str(out), "--mkdir")
     assert rc == 1 and "SHA-256 mismatch" in err, f"tampering is detected: rc={rc} {err}"
     written = list(out.glob("*.original.jsonl")) if out.exists() else []
     assert not written, f"no restored file for a trajectory that failed: {written}"
@@ -201,7 +201,7 @@ def test_written_files_get_the_usual_mode(tmp_path, capsys):
     rdir = tmp_path / "resid"
     old = os.umask(0o022)
     try:
-        assert _run(capsys, "compact", str(src), "--encoder", "hash", "--residual-dir", str(rdir), "--no-progress")[0] == 0
+        assert _run(capsys, "compact", str(src), "--encoder", "hash", "--residual-dir", str(rdir), "--mkdir", "--no-progress")[0] == 0
     finally:
         os.umask(old)
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in rdir.iterdir()}
@@ -246,9 +246,9 @@ def test_restore_keeps_every_field_and_refuses_an_edited_role(tmp_path, capsys):
         {"role": "action", "text": "again", "turn": 1}, {"role": "observation", "text": OBS, "turn": 1},
         {"role": "observation", "text": "crlf\r\nline\r\n\x00", "turn": 2, "name": "tool"}]) + "\n")
     rdir, odir = tmp_path / "resid", tmp_path / "orig"
-    assert _run(capsys, "compact", str(src), "--encoder", "hash", "--residual-dir", str(rdir), "--check",
+    assert _run(capsys, "compact", str(src), "--encoder", "hash", "--residual-dir", str(rdir), "--mkdir", "--check",
                 "--no-progress")[0] == 0
-    rc, _, err = _run(capsys, "restore", str(rdir), "--out", str(odir))
+    rc, _, err = _run(capsys, "restore", str(rdir), "--out", str(odir), "--mkdir")
     assert rc == 0, err
     restored = [json.loads(x) for x in (odir / "odd.original.jsonl").read_text().splitlines()]
     (orig,) = load_file(src)
@@ -276,5 +276,5 @@ def test_check_reads_back_the_written_audit_files(tmp_path, capsys, monkeypatch)
     src.write_text("\n".join(json.dumps({"role": "observation", "text": "same\r\nlines\r\nhere", "turn": k})
                              for k in range(3)) + "\n")
     rc, _, err = _run(capsys, "compact", str(src), "--encoder", "hash", "--layers", "l0", "--residual-dir",
-                      str(tmp_path / "r"), "--check", "--no-progress")
+                      str(tmp_path / "r"), "--mkdir", "--l0-stubs", "paper", "--check", "--no-progress")
     assert rc == 1 and "written audit files do not restore" in err, f"the corrupt audit file is caught: {err}"

@@ -164,7 +164,7 @@ def test_lam_ref_conform_command(tmp_path):
     assert listing.returncode == 0 and all(c.id in listing.stdout for c in CHECKS), listing.stdout
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --this-option-does-not-exist\n")  # must not leak in
     res = _run(
-        [LAM_REF, "conform", "--impl", f"exec:{sys.executable} -m lam_ref.conformance.server", "--json", "out/r.json",
+        [LAM_REF, "conform", "--impl", f"exec:{sys.executable} -m lam_ref.conformance.server", "--json", "out/r.json", "--mkdir",
          "-k", "substitute or lines"],
         tmp_path,
     )

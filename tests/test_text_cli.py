@@ -41,7 +41,7 @@ def corpus(tmp_path: Path) -> Path:
 def test_compact_report_residuals_and_failures(corpus, tmp_path, capsys):
     out_json = tmp_path / "report.json"
     rdir = tmp_path / "resid"
-    rc = main(["compact", str(corpus), "--encoder", "hash", "--json", str(out_json), "--residual-dir", str(rdir),
+    rc = main(["compact", str(corpus), "--encoder", "hash", "--json", str(out_json), "--residual-dir", str(rdir), "--mkdir",
                "--check", "--no-progress"])
     cap = capsys.readouterr()
     assert rc == 1, "a file failed to load: exit status 1, the others still processed"
@@ -76,7 +76,8 @@ def test_compact_layers_and_bad_arguments(corpus, capsys):
     assert rc == 0 and rep["total"]["layers"] == "L0->L1", "reverse order runs"
     assert main(["compact", str(corpus), "--layers", "l1,l2", "--encoder", "hash"]) == 2, "bad layers: usage error"
     assert "layers" in capsys.readouterr().err, "the error names the argument"
-    assert main(["compact", str(corpus / "nope.traj"), "--encoder", "hash", "--no-progress"]) == 1, "load failure: 1"
+    assert main(["compact", str(corpus / "nope.traj"), "--encoder", "hash", "--no-progress"]) == 2, \
+        "a missing input is unusable input: exit 2 before any work"
     assert "nope.traj" in capsys.readouterr().err, "a missing path is named"
 
 

@@ -166,3 +166,64 @@ def test_stub_pointers_and_patches(backend, recs):
             first = moved.decode().split("\n")[0]
             assert outs[stub.record][stub.line] == first, "pointer must name the first copy's output line"
             assert len(moved.decode().split("\n")) == stub.count, "count = lines in the run"
+
+
+# ---- net-positive stubs (SPEC §7.3) -------------------------------------------------------------
+
+#: Short lines (a stub is 21+ bytes, so a run of these usually stays) and long ones (a stub wins).
+NP_LINES = ["</output>", "ok", "$", "x", "", "[LAM:L1 4=1 d=0.1000]", "a" * 30, "b" * 60, "c" * 25,
+            "def f():", "    return 1", "é中😀"]
+np_records = st.lists(st.lists(st.sampled_from(NP_LINES), max_size=14).map("\n".join), max_size=8)
+
+
+@each_backend
+@given(recs=np_records)
+def test_net_positive_equals_the_line_by_line_definition(backend, recs):
+    """Claim (SPEC §7.3): with ``net_positive=True`` each backend equals the definition run line by
+    line: a run is stubbed only when its stub has fewer UTF-8 bytes than the run's lines joined by
+    ``\\n``, else the lines stay (unregistered), and later stub pointers count them as output lines."""
+    got = [r.text for r in dedup_records(recs, backend=backend, net_positive=True)]
+    assert got == reference_dedup(recs, net_positive=True), f"net-positive L0 ({backend}) differs from the definition"
+
+
+@given(recs=np_records, rids=st.lists(st.integers(-(2**70), 2**70), min_size=8, max_size=8))
+def test_net_positive_backends_agree_on_whole_records(recs, rids):
+    """Claim: with ``net_positive=True`` the backends return identical L0Records (fields, counts,
+    patches), also for record ids beyond int64 (stub lengths depend on the id's digits)."""
+    ids = rids[: len(recs)]
+    outs = {b: dedup_records(recs, record_ids=ids, backend=b, net_positive=True) for b in BACKENDS}
+    for b, out in outs.items():
+        assert out == outs["python"], f"backend {b!r} differs from 'python' (net-positive)"
+
+
+@each_backend
+@given(recs=np_records)
+def test_net_positive_stubs_are_shorter_and_patches_undo(backend, recs):
+    """Claim (SPEC §7.3, §8): every stub emitted under ``net_positive`` is shorter in bytes than the
+    lines it replaced, each pointer names the first copy's output line, the patches undo every
+    record, and no record grows."""
+    res = dedup_records(recs, backend=backend, net_positive=True)
+    outs = [r.text.split("\n") for r in res]
+    for r, (orig, rr) in enumerate(zip(recs, res)):
+        assert undo_patches(rr.text, rr.patches) == orig, f"record {r} does not undo to its input"
+        assert len(rr.text.encode()) <= len(orig.encode()), f"record {r} grew under net-positive stubs"
+        for (start, end, moved), stub in zip(rr.patches, rr.stubs):
+            assert end - start < len(moved), f"stub of {end - start} bytes replaced only {len(moved)} bytes"
+            assert outs[stub.record][stub.line] == moved.decode().split("\n")[0], "pointer names the first copy"
+
+
+@each_backend
+def test_net_positive_by_hand(backend):
+    """Worked by hand: the repeated run ``</output>\nok`` (12 bytes) stays, as its stub
+    ``[LAM:L0 2 lines=r0:0]`` (21 bytes) would add 9; a repeated 60-byte line is stubbed, and its
+    pointer counts the two kept lines before its first copy (output line 2 of record 1, where the
+    paper's rule, with one stub line there, gives line 1)."""
+    long = "b" * 60
+    recs = ["</output>\nok", f"</output>\nok\n{long}\nw\n{long}"]
+    paper = [r.text for r in dedup_records(recs, backend=backend)]
+    net = [r.text for r in dedup_records(recs, backend=backend, net_positive=True)]
+    assert paper[1] == f"[LAM:L0 2 lines=r0:0]\n{long}\nw\n[LAM:L0 1 lines=r1:1]", f"paper rule: {paper[1]!r}"
+    assert net[1] == f"</output>\nok\n{long}\nw\n[LAM:L0 1 lines=r1:2]", f"net-positive: {net[1]!r}"
+    assert net[0] == recs[0], "the first record has no repeat"
+    alone = [r.text for r in dedup_records(["</output>", "</output>"], backend=backend, net_positive=True)]
+    assert alone == ["</output>", "</output>"], f"a short repeat stays verbatim: {alone!r}"

@@ -1,10 +1,25 @@
-"""Shared helpers of the command modules: JSON output, tables, loading embeddings."""
+"""Shared helpers of the command modules: the options every subcommand declares the same way,
+checks of inputs and outputs made before any model loads, JSON output, tables, the overall
+progress bar, loading embeddings.
+
+Conventions of every ``lam-ref`` subcommand (documented on the command-line page of the docs):
+
+* exit status **0** when everything succeeded, **1** when some inputs failed (a file that does not
+  load or whose processing fails, a failed ``--check``) while the others were processed, **2** for
+  a usage error or an unusable input (a bad option value, a missing or unreadable input path, an
+  output path that cannot be written): nothing is computed then;
+* every error is **one line** on stderr, ``lam-ref COMMAND: error: <file or option>: <problem>``;
+* inputs and output paths are checked before any model loads;
+* an output folder is never created implicitly: a missing one is an error unless ``--mkdir``.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -15,31 +30,223 @@ import numpy as np
 from .._io import atomic_write, atomic_write_text
 from ..geometry import LamValueError
 
+# ----------------------------------------------------------------------------------------------
+# options declared once
 
-def check_output_file(path: str, name: str) -> None:
+
+def add_json(p: argparse.ArgumentParser, what: str = "the report") -> None:
+    """``--json OUT``: machine-readable output (``-`` for stdout; the table then goes to stderr)."""
+    p.add_argument("--json", metavar="OUT", help=f"write {what} as JSON (- for stdout)")
+
+
+def add_threshold(p: argparse.ArgumentParser, *, many: bool = False, default: Any = 0.95) -> None:
+    """``--threshold/-t``: the cosine merge threshold t in [-1, 1] (``many``: several)."""
+    if many:
+        p.add_argument("--threshold", "-t", type=float, nargs="+", default=default, help="cosine thresholds t in [-1, 1]")
+    else:
+        p.add_argument("--threshold", "-t", type=float, default=default,
+                       help=f"cosine merge threshold t in [-1, 1] (default {default})")
+
+
+def add_encoder(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    """``--encoder`` and ``--batch-size``: the sentence-transformers model and its batch size."""
+    from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER
+
+    p.add_argument("--encoder", default=default or DEFAULT_ENCODER,
+                   help=f"sentence-transformers name or local path, or 'hash' (tests only); default {DEFAULT_ENCODER}")
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+                   help=f"encoding batch size (default {DEFAULT_BATCH_SIZE})")
+
+
+def add_format(p: argparse.ArgumentParser) -> None:
+    """``--format``: the trajectory loader (default: detected per file)."""
+    from ..text.loaders import FORMATS
+
+    p.add_argument("--format", choices=FORMATS, help="trajectory loader (default: detect per file)")
+
+
+def add_progress(p: argparse.ArgumentParser) -> None:
+    """``--no-progress``: no overall progress bar on stderr."""
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def add_mkdir(p: argparse.ArgumentParser) -> None:
+    """``--mkdir``: create missing output folders (never done otherwise)."""
+    p.add_argument("--mkdir", action="store_true", help="create missing output folders (default: a missing folder is an error)")
+
+
+def add_save_embeddings(p: argparse.ArgumentParser) -> None:
+    """``--save-embeddings OUT.npy``: the encoded windows of every trajectory, in corpus order."""
+    p.add_argument("--save-embeddings", metavar="OUT.npy",
+                   help="save the window embeddings (float32, corpus order; ids in OUT.ids.json) as .npy")
+
+
+def check_batch_size(value: Any, name: str = "--batch-size") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise LamValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return value
+
+
+# ----------------------------------------------------------------------------------------------
+# inputs and outputs, checked before any model loads
+
+
+def check_input_paths(paths: Iterable[str], name: str = "PATH") -> list[str]:
+    """Every input path exists and can be read (a file) or listed (a folder): else one
+    :class:`LamValueError` naming the path and the problem (exit 2 before any work)."""
+    out = []
+    for path in paths:
+        p = Path(path)
+        if not p.exists():
+            raise LamValueError(f"{path}: does not exist" + (" (a broken link)" if p.is_symlink() else ""))
+        if p.is_dir():
+            if not os.access(p, os.R_OK | os.X_OK):
+                raise LamValueError(f"{path}: folder cannot be read (permission denied)")
+        elif not os.access(p, os.R_OK):
+            raise LamValueError(f"{path}: cannot be read (permission denied)")
+        out.append(str(path))
+    return out
+
+
+def plan_trajectory_files(paths: Iterable[str], fmt: str | None) -> list[tuple[Path, str]]:
+    """The trajectory files under ``paths`` with their ids, found before any model loads: a missing
+    path, an unreadable one or a folder without trajectory files is a :class:`LamValueError` (exit 2)."""
+    from ..text.loaders import LoadFailure, iter_trajectory_files
+
+    paths = check_input_paths(paths)
+    files: list[tuple[Path, str]] = []
+    for item in iter_trajectory_files(paths, fmt):
+        if isinstance(item, LoadFailure):
+            raise LamValueError(item.error)
+        files.append(item)
+    return files
+
+
+def _probe_dir(directory: Path, what: str) -> None:
+    """Create and remove a temporary file in ``directory``: the only reliable test that a file can
+    be written there (permissions, read-only mounts, ACLs, quotas of zero)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".lam-ref-probe.", dir=directory)
+    except OSError as exc:
+        raise LamValueError(f"{what}: folder {str(directory)!r} is not writable ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def check_output_file(path: str, name: str, *, mkdir: bool = False) -> None:
     """Refuse, before any work, an output file path that cannot be written: a folder, a file
-    inside something that is not a folder, or a folder without write permission."""
+    inside something that is not a folder, a missing folder (unless ``mkdir``, which creates it
+    now), a folder where no file can be created, or an existing file that cannot be replaced."""
     p = Path(path)
+    what = f"{name} {path}"
     if p.is_dir():
-        raise LamValueError(f"{name} {path!r} is a directory; give a file path")
+        raise LamValueError(f"{what}: is a directory; give a file path")
     parent = p.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent  # the nearest existing ancestor: missing folders are created
+    if not parent.exists():
+        anc = parent
+        while not anc.exists() and anc != anc.parent:
+            anc = anc.parent
+        if not anc.is_dir():
+            raise LamValueError(f"{what}: {str(anc)!r} is not a directory")
+        if not mkdir:
+            raise LamValueError(f"{what}: folder {str(parent)!r} does not exist (create it, or pass --mkdir)")
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LamValueError(f"{what}: cannot create folder {str(parent)!r}: {exc.strerror or exc}") from None
     if not parent.is_dir():
-        raise LamValueError(f"{name} {path!r}: {str(parent)!r} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise LamValueError(f"{name} {path!r}: directory {str(parent)!r} is not writable")
+        raise LamValueError(f"{what}: {str(parent)!r} is not a directory")
+    _probe_dir(parent, what)
+    if p.exists() and not p.is_file():
+        raise LamValueError(f"{what}: exists and is not a regular file")
 
 
-def check_output_dir(path: str, name: str) -> None:
-    """Refuse, before any work, an output folder that exists as something else or cannot be written."""
+def check_output_dir(path: str, name: str, *, mkdir: bool = False) -> None:
+    """Refuse, before any work, an output folder that exists as something else, is missing (unless
+    ``mkdir``, which creates it now) or where no file can be created."""
     p = Path(path)
+    what = f"{name} {path}"
     if p.exists() and not p.is_dir():
-        raise LamValueError(f"{name} {path!r} exists and is not a directory")
+        raise LamValueError(f"{what}: exists and is not a directory")
     if not p.exists():
-        check_output_file(str(p / "_"), name)  # its nearest existing ancestor must be a writable folder
-    elif not os.access(p, os.W_OK | os.X_OK):
-        raise LamValueError(f"{name} {path!r} is not writable")
+        if not mkdir:
+            raise LamValueError(f"{what}: folder does not exist (create it, or pass --mkdir)")
+        anc = p
+        while not anc.exists() and anc != anc.parent:
+            anc = anc.parent
+        if not anc.is_dir():
+            raise LamValueError(f"{what}: {str(anc)!r} is not a directory")
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LamValueError(f"{what}: cannot create folder: {exc.strerror or exc}") from None
+    _probe_dir(p, what)
+
+
+def check_json_dest(dest: str | None, *, mkdir: bool = False) -> None:
+    """``--json``: ``-`` (stdout) or a writable file path."""
+    if dest and dest != "-":
+        check_output_file(dest, "--json", mkdir=mkdir)
+
+
+# ----------------------------------------------------------------------------------------------
+# the overall progress bar
+
+
+class RunProgress:
+    """One progress bar for a whole run on stderr: files done of the total, windows encoded so far,
+    elapsed time and ETA. Library bars (sentence-transformers' per-batch bars) are never shown.
+
+    On a terminal (a pseudo-terminal included) it redraws in place a few times a second; when
+    stderr is not a terminal it writes a plain line at most every 30 s, so a log file gets a few
+    lines, not one bar per trajectory. ``enabled=False`` (``--no-progress``) shows nothing.
+    Messages printed through :meth:`write` appear above the bar."""
+
+    def __init__(self, total_files: int, *, enabled: bool = True, desc: str = "lam-ref") -> None:
+        self.windows = 0
+        self.trajectories = 0
+        self._bar = None
+        if enabled and total_files > 0:
+            from tqdm import tqdm
+
+            tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
+            try:  # a pseudo-terminal without a window size reports 0 x 0: tqdm would then draw nothing
+                size = os.get_terminal_size(sys.stderr.fileno()) if tty else None
+            except (OSError, ValueError, AttributeError):
+                size = None
+            dynamic = size is not None and size.columns >= 20
+            rows = size.lines if size is not None and size.lines > 0 else 24
+            self._bar = tqdm(total=total_files, unit="file", desc=desc, file=sys.stderr, dynamic_ncols=dynamic,
+                             ncols=None if dynamic else 100, nrows=rows, mininterval=0.2 if tty else 30.0, leave=True,
+                             bar_format="{desc}: {n_fmt}/{total_fmt} files |{bar}| [{elapsed}<{remaining}]{postfix}")
+            self._bar.set_postfix_str("0 windows", refresh=False)
+
+    def advance(self, files: int = 1, windows: int = 0, trajectories: int = 0) -> None:
+        """``files`` more files done, having had ``windows`` windows and ``trajectories`` trajectories."""
+        self.windows += windows
+        self.trajectories += trajectories
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"{self.windows} windows, {self.trajectories} trajectories", refresh=False)
+            self._bar.update(files)
+
+    def note(self, windows: int = 0, trajectories: int = 0) -> None:
+        """Windows and trajectories done inside a file that is not finished yet (LoCoMo holds several)."""
+        self.windows += windows
+        self.trajectories += trajectories
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"{self.windows} windows, {self.trajectories} trajectories", refresh=False)
+
+    def write(self, line: str) -> None:
+        """Print one line on stderr without breaking the bar."""
+        if self._bar is not None:
+            self._bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
@@ -99,6 +306,33 @@ def load_embeddings(path: str, name: str = "embeddings") -> np.ndarray:
     return arr
 
 
+def planned_trajectories(files: list[tuple[Path, str]], fmt: str | None, command: str, failures: list,
+                         progress: RunProgress, *, show_warnings: bool = True) -> Iterator:
+    """Trajectories of the files found by :func:`plan_trajectory_files`, one file at a time. A file
+    that fails to load is reported in one line ``lam-ref COMMAND: failed: FILE: problem`` and appended
+    to ``failures``; the rest go on. The caller reports windows through ``progress.note``; the
+    bar advances by one file after each file's last trajectory."""
+    from ..text.loaders import LoadFailure, MalformedEvidenceWarning, load_file
+    from ..text.records import TrajectoryFormatError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MalformedEvidenceWarning)
+        for path, tid in files:
+            try:
+                trajs = load_file(path, fmt, traj_id=tid)
+            except TrajectoryFormatError as exc:
+                failures.append(LoadFailure(exc))
+                progress.write(f"lam-ref {command}: failed: {exc}")
+                progress.advance(1)
+                continue
+            for item in trajs:
+                if show_warnings:
+                    for w in item.warnings:
+                        progress.write(f"lam-ref {command}: warning: {w}")
+                yield item
+            progress.advance(1)
+
+
 def loaded_trajectories(paths: list[str], fmt: str | None, command: str, failures: list, *, show_warnings: bool = True) -> Iterator:
     """Trajectories of ``paths`` one at a time (streaming); each file that fails to load is reported
     on stderr as ``lam-ref COMMAND: failed: ...`` and appended to ``failures``, and the rest go on."""
@@ -115,3 +349,43 @@ def loaded_trajectories(paths: list[str], fmt: str | None, command: str, failure
                 for w in item.warnings:
                     print(f"lam-ref {command}: warning: {w}", file=sys.stderr)
             yield item
+
+
+class EmbeddingSaver:
+    """``--save-embeddings OUT.npy``: the encoded windows of every trajectory in corpus order, as one
+    float32 ``.npy`` (rows = global window ids), and ``OUT.ids.json`` beside it naming each row's
+    trajectory, window id within the trajectory, record index and turn. Both written atomically."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.blocks: list[np.ndarray] = []
+        self.ids: list[list[Any]] = []
+
+    @property
+    def ids_path(self) -> Path:
+        name = self.path.name[:-4] if self.path.name.endswith(".npy") else self.path.name
+        return self.path.with_name(name + ".ids.json")
+
+    def add(self, traj_id: str, encoded: Any) -> None:
+        """``encoded``: a :class:`lam_ref.text.pipeline.Encoded` (its chunks and embeddings)."""
+        e = np.asarray(encoded.embeddings, dtype=np.float32)
+        if e.shape[0] == 0:
+            return
+        self.blocks.append(e)
+        self.ids.extend([traj_id, int(c.id), int(c.record), int(c.turn)] for c in encoded.chunks)
+
+    def array(self) -> np.ndarray:
+        if not self.blocks:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.concatenate(self.blocks, axis=0)
+
+    def save(self) -> None:
+        arr = self.array()
+        atomic_write(self.path, lambda fh: np.save(fh, arr, allow_pickle=False))
+        atomic_write_text(self.ids_path, json.dumps({"columns": ["trajectory", "window", "record", "turn"],
+                                                     "rows": self.ids}, ensure_ascii=False) + "\n")
+
+    def describe(self) -> dict[str, Any]:
+        arr_rows = sum(b.shape[0] for b in self.blocks)
+        dim = self.blocks[0].shape[1] if self.blocks else 0
+        return {"path": str(self.path), "ids": str(self.ids_path), "rows": arr_rows, "dim": dim}

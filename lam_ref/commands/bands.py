@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 
 from ..bands import band_recall
-from ._common import load_embeddings, table, write_json
+from ._common import (
+    add_json,
+    add_mkdir,
+    check_input_paths,
+    check_json_dest,
+    load_embeddings,
+    table,
+    write_json,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -15,12 +23,15 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--r", type=int, nargs="+", default=[4], help="band widths r")
     p.add_argument("--rel", type=float, nargs="+", default=[0.2], help="quantizer steps rel = eps/sigma")
     p.add_argument("--normalize", action="store_true", help="rescale rows to unit norm first")
-    p.add_argument("--json", metavar="PATH", help="write results as JSON (- for stdout)")
+    add_json(p, "the results")
+    add_mkdir(p)
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    check_input_paths([args.embeddings])
+    check_json_dest(args.json, mkdir=args.mkdir)
     e = load_embeddings(args.embeddings)
     results = [
         band_recall(e, t, r=r, rel=rel, normalize=args.normalize)

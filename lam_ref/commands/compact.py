@@ -19,15 +19,52 @@ from typing import Any
 
 from ..codec import DEFAULT_REL_EB
 from ..geometry import LamValueError
-from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, get_encoder
-from ..text.loaders import FORMATS, LoadFailure
+from ..text.encoders import get_encoder
+from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, CompactionResult, compact_trajectory, result_summary, summarize
 from ..text.records import TrajectoryFormatError
-from ._common import check_output_dir, check_output_file, loaded_trajectories, table, write_json, write_jsonl
+from ._common import (
+    EmbeddingSaver,
+    RunProgress,
+    add_encoder,
+    add_format,
+    add_json,
+    add_mkdir,
+    add_progress,
+    add_save_embeddings,
+    add_threshold,
+    check_batch_size,
+    check_json_dest,
+    check_output_dir,
+    check_output_file,
+    plan_trajectory_files,
+    planned_trajectories,
+    table,
+    write_json,
+    write_jsonl,
+)
 from .restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX, restore_one
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]
+
+#: What each column of the compact table means (``lam-ref compact --help`` and the docs show it).
+TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of them):
+  trajectory  id: path relative to the folder given, suffix removed (long ids keep both ends)
+  obs         observation records (the only compacted role)
+  chunks      512-token cl100k windows of the observations (L1's units)
+  kept        windows L1 retained (the others became L1 stubs naming their representative)
+  tokens      cl100k tokens of the original observations
+  gross       removal with stub lines not counted: 1 - residual/original
+  net         removal with stub lines counted (what a model reads)
+  L1, L0      net removal of each layer run alone on the originals
+  δ̂           largest merge distance (0 if nothing merged); always <= δ = sqrt(2 - 2t)
+  trunc       windows longer than the encoder's input limit / all windows
+  L2          storage ratio of the retained embeddings under the L2 codec (--l2-rel-eb)
+  deletion    digest of the deleted window ids (first 16 hex of SHA-256; docs: spec §10)
+exit status: 0 ok, 1 some inputs failed or --check failed, 2 usage error or unusable input"""
+
+L0_STUB_RULES = ("net-positive", "paper")
 
 
 def parse_layers(text: str) -> tuple[str, ...]:
@@ -102,15 +139,18 @@ def safe_name(traj_id: str) -> str:
 
 
 class ResidualWriter:
-    """Writes ``<name>.residual.jsonl`` and ``<name>.audit.json`` per trajectory into one folder.
+    """Writes ``<name>.residual.jsonl`` and ``<name>.audit.json`` per trajectory into one folder
+    (the folder exists: the command checked or created it), and with ``native`` also
+    ``<name>.native.<suffix>``, the residual in the input's own format (:mod:`lam_ref.text.native`).
 
     Names come from :func:`safe_name`; a name already used in this run gets ``~2``, ``~3``, ... so
     two inputs with the same id (the same task in two folders) never overwrite each other's audit
     store. :attr:`written` maps each name to its trajectory's id and source path (the JSON report
     lists it)."""
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(self, directory: str | Path, *, native: bool = False) -> None:
         self.directory = Path(directory)
+        self.native = native
         self.written: dict[str, dict[str, str]] = {}
 
     def name_for(self, traj_id: str) -> str:
@@ -123,11 +163,15 @@ class ResidualWriter:
 
     def write(self, res: CompactionResult) -> tuple[Path, Path]:
         name = self.name_for(res.trajectory.id)
-        self.directory.mkdir(parents=True, exist_ok=True)
         rpath = write_jsonl(self.directory / f"{name}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
         apath = res.audit.save(self.directory / f"{name}{AUDIT_SUFFIX}")
         self.written[name] = {"id": res.trajectory.id, "path": res.trajectory.path,
                               "residual": rpath.name, "audit": apath.name}
+        if self.native:
+            from ..text.native import write_native
+
+            npath = write_native(self.directory / name, res.trajectory, res.residual_texts)
+            self.written[name]["native"] = npath.name
         return rpath, apath
 
 
@@ -169,50 +213,65 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compact",
         help="compact agent trajectories (L1 near-duplicates, then L0 repeated lines)",
-        description="Compact trajectories: SWE-agent .traj, mini-swe-agent .traj.json, LoCoMo, JSONL.",
+        description="Compact trajectories: SWE-agent .traj, mini-swe-agent .traj.json, LoCoMo, JSONL. "
+                    "Exit status: 0 ok, 1 some inputs failed, 2 usage error or unusable input.",
+        epilog=TABLE_LEGEND,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
-    p.add_argument("--threshold", "-t", type=float, default=0.95, help="cosine merge threshold t (default 0.95)")
-    p.add_argument("--encoder", default=DEFAULT_ENCODER,
-                   help=f"sentence-transformers name or path, or 'hash' (tests only); default {DEFAULT_ENCODER}")
+    add_threshold(p)
+    add_encoder(p)
     p.add_argument("--layers", default="l1,l0", help="layer order: l1,l0 (default), l0,l1, l1 or l0")
-    p.add_argument("--format", choices=FORMATS, help="loader (default: detect per file)")
-    p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
+    add_format(p)
+    add_json(p)
     p.add_argument("--residual-dir", metavar="DIR", help="write <id>.residual.jsonl and <id>.audit.json here")
+    p.add_argument("--residual-format", choices=("jsonl", "native"), default="jsonl",
+                   help="jsonl (default): <name>.residual.jsonl; native: also <name>.native.<suffix> in the "
+                        "input's own format (.traj, .traj.json, LoCoMo .json, .jsonl), read back by the same loader")
+    add_mkdir(p)
+    add_save_embeddings(p)
     p.add_argument("--device", help="encoder device (cpu, cuda, ...; default: the library's choice)")
-    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="encoding batch size (default 64)")
     p.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
     p.add_argument("--driver", choices=("online", "batch"), default="online",
                    help="L1 driver: Algorithm 1 turn by turn (default) or Algorithm 2")
     p.add_argument("--exhaustive", action="store_true", help="exhaustive candidate search (equals the oracle)")
     p.add_argument("--both-orders", action="store_true",
                    help="also run the other layer order (Table 12 ablation; L0->L1 encodes the L0 residual)")
+    p.add_argument("--l0-stubs", choices=L0_STUB_RULES, default="net-positive",
+                   help="net-positive (default): a run of repeated lines becomes a stub only when the stub is "
+                        "shorter in bytes; paper: every run becomes a stub")
     p.add_argument("--l2-rel-eb", type=float, default=DEFAULT_REL_EB, metavar="EB",
                    help=f"L2 codec relative error bound for the storage report of the retained embeddings "
                         f"(default {DEFAULT_REL_EB}, Table 20)")
     p.add_argument("--no-l2", action="store_true", help="skip the L2 storage report")
     p.add_argument("--check", action="store_true",
                    help="verify δ̂ <= δ, the audit round trip and the L2 error bound; exit 1 on failure")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress(p)
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    # everything that can be checked without the model is checked first (a bad input costs no load)
     config = CompactionConfig(
         threshold=args.threshold,
         layers=parse_layers(args.layers),
         window=args.window,
-        batch_size=args.batch_size,
+        batch_size=check_batch_size(args.batch_size),
         driver=args.driver,
         exhaustive=args.exhaustive,
         both_orders=args.both_orders,
         l2_rel_eb=None if args.no_l2 else args.l2_rel_eb,
+        l0_net_positive=args.l0_stubs == "net-positive",
     )
-    if args.json and args.json != "-":
-        check_output_file(args.json, "--json")
+    files = plan_trajectory_files(args.paths, args.format)
+    check_json_dest(args.json, mkdir=args.mkdir)
     if args.residual_dir:
-        check_output_dir(args.residual_dir, "--residual-dir")
+        check_output_dir(args.residual_dir, "--residual-dir", mkdir=args.mkdir)
+    if args.save_embeddings:
+        check_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
+    if args.save_embeddings and not config.uses_encoder:
+        raise LamValueError(f"--save-embeddings needs layer l1 (no windows are encoded with --layers {args.layers})")
     encoder = get_encoder(args.encoder, args.device)
     if encoder.kind == "hashing":
         print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
@@ -222,24 +281,35 @@ def run(args: argparse.Namespace) -> int:
     summaries: list[dict[str, Any]] = []
     failures: list[LoadFailure] = []
     problems: list[str] = []
-    writer = ResidualWriter(args.residual_dir) if args.residual_dir else None
-    for item in loaded_trajectories(args.paths, args.format, "compact", failures):
-        try:
-            res = compact_trajectory(item, encoder, config, progress=not args.no_progress)
-        except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch
-            if os.environ.get("LAM_REF_DEBUG") == "1":
-                raise
-            failure = LoadFailure(TrajectoryFormatError(item.path, "$", f"compaction failed: {type(exc).__name__}: {exc}"))
-            failures.append(failure)
-            print(f"lam-ref compact: failed: {failure.error}", file=sys.stderr)
-            continue
-        if args.check:
-            problems.extend(check_result(res))
-        if writer is not None:
-            _, apath = writer.write(res)
+    writer = ResidualWriter(args.residual_dir, native=args.residual_format == "native") if args.residual_dir else None
+    saver = EmbeddingSaver(args.save_embeddings) if args.save_embeddings else None
+    progress = RunProgress(len(files), enabled=not args.no_progress, desc="compact")
+    try:
+        for item in planned_trajectories(files, args.format, "compact", failures, progress):
+            cache: dict[str, Any] = {}
+            try:
+                res = compact_trajectory(item, encoder, config, cache=cache)
+            except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch
+                if os.environ.get("LAM_REF_DEBUG") == "1":
+                    raise
+                failure = LoadFailure(TrajectoryFormatError(item.path, "$", f"compaction failed: {type(exc).__name__}: {exc}"))
+                failures.append(failure)
+                progress.write(f"lam-ref compact: failed: {failure.error}")
+                continue
+            progress.note(windows=res.chunks, trajectories=1)
+            if saver is not None and "orig" in cache:
+                saver.add(item.id, cache["orig"])
             if args.check:
-                problems.extend(check_written(apath, res))
-        summaries.append(result_summary(res))
+                problems.extend(check_result(res))
+            if writer is not None:
+                _, apath = writer.write(res)
+                if args.check:
+                    problems.extend(check_written(apath, res))
+            summaries.append(result_summary(res))
+    finally:
+        progress.close()
+    if saver is not None:
+        saver.save()
     total = summarize(summaries, config) if summaries else None
     if summaries:
         labels = display_ids([str(s["id"]) for s in summaries])
@@ -247,10 +317,12 @@ def run(args: argparse.Namespace) -> int:
         print(table(rows, TABLE_HEADER), file=out)
         print(
             f"encoder {encoder.name} (D={encoder.dim}), threshold t={config.threshold} (δ={config.delta:.4f}), "
-            f"layers {total['layers']}; removal net {_pct(total['removal_net'])}, gross {_pct(total['removal_gross'])}; "
+            f"layers {total['layers']}, L0 stubs {args.l0_stubs}; removal net {_pct(total['removal_net'])}, "
+            f"gross {_pct(total['removal_gross'])}, stub cost {_pct(total.get('stub_cost'))}; "
             f"map digest {total['map_digest']}",
             file=out,
         )
+        print("columns: see `lam-ref compact --help` (legend)", file=out)
     if failures:
         print(f"lam-ref compact: {len(failures)} of {len(failures) + len(summaries)} inputs failed", file=sys.stderr)
     for prob in problems:
@@ -266,6 +338,8 @@ def run(args: argparse.Namespace) -> int:
         }
         if writer is not None:
             report["residual_files"] = writer.written
+        if saver is not None:
+            report["embeddings"] = saver.describe()
         write_json(report, args.json)
     if not summaries and not failures:
         print("lam-ref compact: no trajectories found", file=sys.stderr)

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from ..geometry import LamValueError
+from ._common import add_mkdir, check_input_paths, check_json_dest
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -25,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--impl", default=None, metavar="IMPL",
                    help="pkg.module or exec:COMMAND (default $LAM_IMPL, else lam_ref.conformance.adapter)")
     p.add_argument("--json", metavar="PATH", help="write the JSON report (documented schema) to PATH")
+    add_mkdir(p)
     p.add_argument("--thorough", action="store_true", help="25x example counts with random generation")
     p.add_argument("--skips-file", metavar="PATH", help="check-id prefixes to skip, one per line ('# reason' optional)")
     p.add_argument("--xfails-file", metavar="PATH", help="check-id prefixes expected to fail, one per line")
@@ -86,11 +88,18 @@ def pytest_arguments(args: argparse.Namespace, ini_path: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Exit status: 0 every check passed, 1 some failed, 2 a usage error or an unusable input
+    (pytest's own codes 2-5: interrupted, internal error, usage error, no checks collected)."""
     if args.list:
         return _list()
+    if args.json == "-":
+        raise LamValueError("--json -: the conformance report is written to a file; give a path")
+    check_json_dest(args.json, mkdir=args.mkdir)
+    check_input_paths([f for f in (args.skips_file, args.xfails_file) if f])
     import pytest
 
     with tempfile.TemporaryDirectory(prefix="lam-conform-") as tmp:
         ini = Path(tmp) / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
-        return int(pytest.main(pytest_arguments(args, str(ini))))
+        rc = int(pytest.main(pytest_arguments(args, str(ini))))
+    return rc if rc in (0, 1) else 2

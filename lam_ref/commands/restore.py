@@ -21,7 +21,16 @@ from typing import Any
 
 from ..geometry import LamValueError
 from ..text.audit import AuditError, AuditStore
-from ._common import check_output_dir, table, write_json, write_jsonl
+from ._common import (
+    add_json,
+    add_mkdir,
+    check_input_paths,
+    check_json_dest,
+    check_output_dir,
+    table,
+    write_json,
+    write_jsonl,
+)
 
 #: The file names `lam-ref compact --residual-dir` writes per trajectory (``<name><suffix>``).
 AUDIT_SUFFIX = ".audit.json"
@@ -36,14 +45,14 @@ def audit_files(paths: list[str]) -> list[Path]:
         if p.is_dir():
             found = sorted(p.glob(f"*{AUDIT_SUFFIX}"))
             if not found:
-                raise LamValueError(f"PATH {raw!r} holds no *{AUDIT_SUFFIX} files (a --residual-dir of lam-ref compact)")
+                raise LamValueError(f"{raw}: holds no *{AUDIT_SUFFIX} files (a --residual-dir of lam-ref compact)")
             out.extend(found)
         elif p.is_file():
             if not p.name.endswith(AUDIT_SUFFIX):
-                raise LamValueError(f"PATH {raw!r} is not an audit store (*{AUDIT_SUFFIX})")
+                raise LamValueError(f"{raw}: is not an audit store (*{AUDIT_SUFFIX})")
             out.append(p)
         else:
-            raise LamValueError(f"PATH {raw!r} does not exist")
+            raise LamValueError(f"{raw}: does not exist")
     return out
 
 
@@ -75,15 +84,17 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        description=__doc__.split("\n\n")[0].replace("``", "'"))
     p.add_argument("paths", nargs="+", metavar="PATH", help="--residual-dir folders or *.audit.json files")
     p.add_argument("--out", metavar="DIR", help="write <name>.original.jsonl here (default: check only)")
-    p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
+    add_mkdir(p)
+    add_json(p)
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    files = audit_files(args.paths)
+    files = audit_files(check_input_paths(args.paths))
+    check_json_dest(args.json, mkdir=args.mkdir)
     if args.out:
-        check_output_dir(args.out, "--out")
+        check_output_dir(args.out, "--out", mkdir=args.mkdir)
     rows: list[list[Any]] = []
     report: list[dict[str, Any]] = []
     failed = 0

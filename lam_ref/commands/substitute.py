@@ -6,9 +6,19 @@ import argparse
 
 import numpy as np
 
+from .._io import atomic_write
 from ..digest import fmt17
 from ..substitution import oracle, substitute
-from ._common import load_embeddings, table, write_json
+from ._common import (
+    add_json,
+    add_mkdir,
+    check_input_paths,
+    check_json_dest,
+    check_output_file,
+    load_embeddings,
+    table,
+    write_json,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -21,20 +31,25 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--r", type=int, default=4, help="band width (banded mode)")
     p.add_argument("--rel", type=float, default=0.2, help="quantizer step eps/sigma (banded mode)")
     p.add_argument("--normalize", action="store_true", help="rescale rows to unit norm first")
-    p.add_argument("--json", metavar="PATH", help="write the result as JSON (- for stdout)")
+    add_json(p, "the result")
     p.add_argument("--map-out", metavar="PATH", help="write π as an int64 .npy")
+    add_mkdir(p)
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    check_input_paths([args.embeddings])
+    check_json_dest(args.json, mkdir=args.mkdir)
+    if args.map_out:
+        check_output_file(args.map_out, "--map-out", mkdir=args.mkdir)
     e = load_embeddings(args.embeddings)
     if args.oracle:
         res = oracle(e, args.threshold, normalize=args.normalize)
     else:
         res = substitute(e, args.threshold, r=args.r, rel=args.rel, exhaustive=args.exhaustive, normalize=args.normalize)
     if args.map_out:
-        np.save(args.map_out, res.pi)
+        atomic_write(args.map_out, lambda fh: np.save(fh, res.pi, allow_pickle=False))
     if args.json != "-":
         rows = [[res.mode, res.n, res.kept_count, res.n - res.kept_count, f"{res.delta:.4f}", fmt17(res.delta_hat),
                  f"{100 * res.candidate_rate:.2f}%", res.deletion_digest, res.map_digest]]

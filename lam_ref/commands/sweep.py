@@ -47,11 +47,27 @@ import numpy as np
 
 from .. import metrics as M
 from ..geometry import LamValueError, delta_from_t, validate_threshold
-from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, get_encoder
-from ..text.loaders import FORMATS, LoadFailure
+from ..text.encoders import get_encoder
+from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, Encoded, compact_trajectory
 from ..text.records import Trajectory
-from ._common import check_output_file, loaded_trajectories, table, write_json
+from ._common import (
+    EmbeddingSaver,
+    RunProgress,
+    add_encoder,
+    add_format,
+    add_json,
+    add_mkdir,
+    add_progress,
+    add_save_embeddings,
+    check_batch_size,
+    check_json_dest,
+    check_output_file,
+    plan_trajectory_files,
+    planned_trajectories,
+    table,
+    write_json,
+)
 from .compact import parse_layers
 
 QUERY_ROLES = ("action", "assistant")
@@ -185,23 +201,28 @@ def _qa_targets(enc: Encoded, qa: list[tuple[str, list[int]]]) -> list[list[int]
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser("sweep", help="merge-threshold sweep over trajectories (Table 3, 11, 14, 17)")
+    p = sub.add_parser("sweep", help="merge-threshold sweep over trajectories (Table 3, 11, 14, 17)",
+                       description="Merge-threshold sweep over trajectories. "
+                                   "Exit status: 0 ok, 1 some inputs failed, 2 usage error or unusable input.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
     p.add_argument("--thresholds", "-t", type=float, nargs="+", default=[0.99, 0.98, 0.96, 0.95, 0.90],
                    help="cosine thresholds in [-1, 1] (default: Table 3's 0.99 0.98 0.96 0.95 0.90)")
-    p.add_argument("--encoder", default=DEFAULT_ENCODER, help=f"encoder (default {DEFAULT_ENCODER})")
+    add_encoder(p)
     p.add_argument("--layers", default="l1,l0", help="layer order (default l1,l0)")
-    p.add_argument("--format", choices=FORMATS, help="loader (default: detect per file)")
+    add_format(p)
     p.add_argument("--gold", metavar="PATH",
                    help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory")
     p.add_argument("--taus", type=str, nargs="+", default=["1.0", "0.999", "0.99", "0.95"],
                    help="retention floors τ in [0, 1] for ECR@τ, exact (0.999 or 999/1000; default 1.0 0.999 0.99 0.95)")
     p.add_argument("--recall-k", type=int, default=10,
                    help="k of recall@k and of the QA evidence hit rate (default 10; 0 to skip)")
+    p.add_argument("--l0-stubs", choices=("net-positive", "paper"), default="net-positive",
+                   help="L0 stub rule (default net-positive, as compact; paper: every run becomes a stub)")
     p.add_argument("--device", help="encoder device")
-    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="encoding batch size (default 64)")
-    p.add_argument("--json", metavar="OUT", help="write rows as JSON (- for stdout)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json(p, "rows")
+    add_mkdir(p)
+    add_save_embeddings(p)
+    add_progress(p)
     p.set_defaults(func=run)
     return p
 
@@ -215,6 +236,7 @@ class _Plan:
     taus: dict[str, Fraction]
     recall_k: int
     gold: dict[str, str] | None
+    files: list = field(default_factory=list)
 
 
 def validate_args(args: argparse.Namespace) -> _Plan:
@@ -228,18 +250,24 @@ def validate_args(args: argparse.Namespace) -> _Plan:
         taus[s] = tau
     if isinstance(args.recall_k, bool) or not isinstance(args.recall_k, int) or args.recall_k < 0:
         raise LamValueError(f"--recall-k must be an integer >= 0 (0 skips retrieval), got {args.recall_k!r}")
-    if isinstance(args.batch_size, bool) or not isinstance(args.batch_size, int) or args.batch_size < 1:
-        raise LamValueError(f"--batch-size must be an integer >= 1, got {args.batch_size!r}")
+    check_batch_size(args.batch_size)
+    net_positive = getattr(args, "l0_stubs", "net-positive") == "net-positive"
     try:
         layers = parse_layers(args.layers)
-        configs = [CompactionConfig(threshold=t, layers=layers, batch_size=args.batch_size, per_layer=False)
+        configs = [CompactionConfig(threshold=t, layers=layers, batch_size=args.batch_size, per_layer=False,
+                                    l0_net_positive=net_positive)
                    for t in thresholds]
     except LamValueError as exc:
         raise LamValueError(f"--layers must be l1,l0, l0,l1, l1 or l0, got {args.layers!r} ({exc})") from exc
-    if args.json and args.json != "-":
-        check_output_file(args.json, "--json")  # missing folders are created when the report is written
+    files = plan_trajectory_files(args.paths, args.format)
+    mkdir = getattr(args, "mkdir", False)
+    check_json_dest(args.json, mkdir=mkdir)
+    if getattr(args, "save_embeddings", None):
+        check_output_file(args.save_embeddings, "--save-embeddings", mkdir=mkdir)
+        if "l1" not in layers:
+            raise LamValueError(f"--save-embeddings needs layer l1 (no windows are encoded with --layers {args.layers})")
     gold = load_gold(args.gold) if args.gold else None
-    return _Plan(layers, configs, taus, args.recall_k, gold)
+    return _Plan(layers, configs, taus, args.recall_k, gold, files)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -285,7 +313,9 @@ def run(args: argparse.Namespace) -> int:
     ev_idx: list[int] = []  # ... of those with >= 1 witnessed evidence line
     query_counts = {"action": 0, "qa": 0}
     gold_used: set[str] = set()
-    for item in loaded_trajectories(args.paths, args.format, "sweep", failures, show_warnings=False):
+    saver = EmbeddingSaver(args.save_embeddings) if getattr(args, "save_embeddings", None) else None
+    progress = RunProgress(len(plan.files), enabled=not args.no_progress, desc="sweep")
+    for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress, show_warnings=False):
         j = n_traj
         n_traj += 1
         cache: dict[str, Encoded] = {}
@@ -308,11 +338,15 @@ def run(args: argparse.Namespace) -> int:
             gold_idx.append(j)
         for acc, cfg in zip(accs, plan.configs):
             first = acc is accs[0]
-            res = compact_trajectory(item, encoder, cfg, progress=not args.no_progress and first, cache=cache)
+            res = compact_trajectory(item, encoder, cfg, cache=cache)
+            if first:
+                progress.note(windows=res.chunks, trajectories=1)
+                if saver is not None and "orig" in cache:
+                    saver.add(item.id, cache["orig"])
             acc.tokens.append((res.tokens_original, res.tokens_residual_net, res.tokens_residual_gross))
             acc.chunks += res.chunks
             acc.kept += res.kept_chunks
-            if res.chunks and res.kept_chunks < res.chunks:
+            if res.chunks and res.kept_chunks < res.chunks and cfg.delta > 0:  # t = 1: δ = 0, no ratio
                 acc.ratio.append(res.delta_hat / cfg.delta)
             acc.delta_hat = max(acc.delta_hat, res.delta_hat)
             ids = res.deleted_ids
@@ -337,6 +371,9 @@ def run(args: argparse.Namespace) -> int:
                 acc.relaxed.append(M.evidence_retention(lines, originals, residuals, relaxed=True))
                 if first and acc.exact[-1].witnessed:  # witnessing depends on the originals only
                     ev_idx.append(j)
+    progress.close()
+    if saver is not None:
+        saver.save()
     rows_json = [_row(acc, k, gold is not None, gold_idx, ev_idx) for acc in accs if acc.tokens]
     points = [M.OperatingPoint(f"t={r['t']}", r["evidence"]["removal_net"], r["evidence"]["kept"],
                                r["evidence"]["witnessed"]) for r in rows_json if ev_idx]
@@ -379,6 +416,7 @@ def run(args: argparse.Namespace) -> int:
             "recall_queries": query_counts,
             "gold_unmatched": sorted(set(gold) - gold_used) if gold is not None else None,
             "failures": [f.to_json() for f in failures],
+            "embeddings": saver.describe() if saver is not None else None,
         }, args.json)
     if n_traj == 0 and not failures:
         print("lam-ref sweep: no trajectories found", file=sys.stderr)

@@ -14,7 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from ..geometry import LamValueError
-from ._common import load_embeddings, table, write_json
+from ._common import (
+    RunProgress,
+    add_json,
+    add_mkdir,
+    add_progress,
+    check_input_paths,
+    check_json_dest,
+    load_embeddings,
+    plan_trajectory_files,
+    planned_trajectories,
+    table,
+    write_json,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -40,7 +52,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--encoder", default=None, help="encoder for trajectories (default: the real MiniLM)")
     p.add_argument("--limit", type=int, default=None, help="verify at most this many trajectories")
     p.add_argument("--per-set", action="store_true", help="also print one line per set")
-    p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
+    add_json(p)
+    add_mkdir(p)
+    add_progress(p)
     p.set_defaults(func=run)
     return p
 
@@ -76,7 +90,7 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
     try:
         from ..text.chunking import get_tokenizer
         from ..text.encoders import DEFAULT_ENCODER, get_encoder
-        from ..text.loaders import LoadFailure, iter_trajectories
+        from ..text.loaders import LoadFailure
         from ..text.pipeline import CompactionConfig, encode_chunks
     except ImportError as exc:  # pragma: no cover - depends on the text layer being installed
         raise LamValueError(f"verifying trajectories needs lam_ref.text.pipeline, which is not importable: {exc}") from exc
@@ -88,27 +102,35 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
     meta["encoder"] = encoder.describe()
     meta["failures"] = []
     count = 0
-    for item in iter_trajectories(args.paths, args.format):
-        if isinstance(item, LoadFailure):
-            meta["failures"].append(item.to_json())
-            print(f"lam-ref verify: failed to load: {item.error}", file=sys.stderr)
-            continue
-        if args.limit is not None and count >= args.limit:
-            break
-        items = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
-        enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size)
-        if enc.embeddings.shape[0] == 0:
-            continue
-        weights = [c.tokens for c in enc.chunks]
-        count += 1
-        yield verify_set(enc.embeddings, args.threshold, name=item.id, weights=weights, **opts)
+    failures: list[LoadFailure] = []
+    files = plan_trajectory_files(args.paths, args.format)
+    progress = RunProgress(len(files), enabled=not getattr(args, "no_progress", False), desc="verify")
+    try:
+        for item in planned_trajectories(files, args.format, "verify", failures, progress):
+            if args.limit is not None and count >= args.limit:
+                break
+            items = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
+            enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size)
+            progress.note(windows=len(enc.chunks), trajectories=1)
+            if enc.embeddings.shape[0] == 0:
+                continue
+            weights = [c.tokens for c in enc.chunks]
+            count += 1
+            yield verify_set(enc.embeddings, args.threshold, name=item.id, weights=weights, **opts)
+    finally:
+        progress.close()
+        meta["failures"] = [f.to_json() for f in failures]
 
 
 def run(args: argparse.Namespace) -> int:
     from ..verify import aggregate, table_rows
 
     opts = _options(args)
+    check_input_paths(args.paths)  # before any model loads: a missing input costs nothing
+    check_json_dest(args.json, mkdir=args.mkdir)
     as_traj = args.trajectories or not all(Path(p).suffix in (".npy", ".npz") for p in args.paths)
+    if as_traj:
+        plan_trajectory_files(args.paths, args.format)
     meta: dict[str, Any] = {}
     sets = _trajectory_sets(args, opts, meta) if as_traj else _npy_sets(args, opts)
     quiet = args.json == "-"
@@ -142,4 +164,4 @@ def run(args: argparse.Namespace) -> int:
             },
             args.json,
         )
-    return 1 if failed else 0
+    return 1 if (failed or meta.get("failures")) else 0

@@ -8,7 +8,11 @@
  * kept lines, and replace each maximal run of dropped lines of one record by one stub line.
  * Hypothesis tests pin this module equal to the definition and to the numpy implementation.
  *
- * Entry point: dedup(texts, rids, record_type, pieces, prefix, error_type) -> list | None
+ * Net-positive stubs (SPEC §7.3, optional last argument): a run is replaced by its stub only when
+ * the stub's UTF-8 bytes are fewer than the run's (its lines joined by '\n'); otherwise the run's
+ * lines stay verbatim as output lines (still repeats: nothing is registered).
+ *
+ * Entry point: dedup(texts, rids, record_type, pieces, prefix, error_type[, net_positive]) -> list | None
  *   texts        list of str (the residual records, in arrival order)
  *   rids         list of int, the trajectory index of each record (stubs name them)
  *   record_type  lam_ref.text.lines.L0Record (a 4-field tuple subclass), built here directly
@@ -176,6 +180,35 @@ static int emit_stub(buf *out, const stub_template *tpl, Py_ssize_t count, long 
     return (bad || buf_put(out, "\n", 1) < 0) ? -1 : 0;
 }
 
+static size_t int_len(long long v) {
+    size_t k = v < 0 ? 2 : 1;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    while (u >= 10) {
+        u /= 10;
+        k++;
+    }
+    return k;
+}
+
+/* The byte length of the stub line for (count, record, line), without its '\n'. */
+static size_t stub_len(const stub_template *tpl, Py_ssize_t count, long long record, Py_ssize_t line) {
+    return tpl->n[0] + int_len(count) + tpl->n[1] + int_len(record) + tpl->n[2] + int_len(line) + tpl->n[3];
+}
+
+/* End of a run: one stub line, or (net-positive, stub not shorter) the run's lines verbatim.
+ * Returns the number of output lines it took (1 or count), or -1 on error. */
+static Py_ssize_t end_run(buf *out, const stub_template *tpl, int net_positive, Py_ssize_t count, long long record,
+                          Py_ssize_t line, const char *orig, size_t orig_len, PyObject *fields, PyObject *patches,
+                          Py_ssize_t *ndropped) {
+    if (net_positive && stub_len(tpl, count, record, line) >= orig_len) {
+        if (buf_put(out, orig, orig_len) < 0 || buf_put(out, "\n", 1) < 0) return -1;
+        return count;
+    }
+    if (emit_stub(out, tpl, count, record, line, orig, orig_len, fields, patches) < 0) return -1;
+    *ndropped += count;
+    return 1;
+}
+
 static PyObject *make_record(PyTypeObject *tp, PyObject *text, PyObject *fields, PyObject *dropped,
                              PyObject *patches) {
     /* what tuple.__new__ does for a tuple subclass: allocate, then fill (steals the references) */
@@ -199,8 +232,9 @@ static PyObject *dedup(PyObject *self, PyObject *args) {
     PyObject *texts, *rids, *pieces, *error_type;
     PyTypeObject *record_type;
     Py_buffer prefix;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!y*O", &PyList_Type, &texts, &PyList_Type, &rids, &PyType_Type,
-                          &record_type, &PyTuple_Type, &pieces, &prefix, &error_type))
+    int net_positive = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!y*O|p", &PyList_Type, &texts, &PyList_Type, &rids, &PyType_Type,
+                          &record_type, &PyTuple_Type, &pieces, &prefix, &error_type, &net_positive))
         return NULL;
     PyObject *result = NULL, *empty = NULL, *zero = NULL;
     long long *rid = NULL;
@@ -305,12 +339,11 @@ static PyObject *dedup(PyObject *self, PyObject *args) {
                 }
                 slot->h = h; /* registered below, after any pending stub takes its output line */
             }
-            if (run) { /* the run that just ended becomes one stub line */
-                if (emit_stub(&out, &tpl, run, rid[run_rec], run_pos, s + run_start, run_end - run_start,
-                              fields, patches) < 0)
-                    goto fail_rec;
-                ndropped += run;
-                outcount++;
+            if (run) { /* the run that just ended becomes one stub line (or stays, net-positive) */
+                Py_ssize_t took = end_run(&out, &tpl, net_positive, run, rid[run_rec], run_pos, s + run_start,
+                                          run_end - run_start, fields, patches, &ndropped);
+                if (took < 0) goto fail_rec;
+                outcount += took;
                 run = 0;
             }
             if (slot) {
@@ -325,10 +358,9 @@ static PyObject *dedup(PyObject *self, PyObject *args) {
             p = nl + 1;
         }
         if (run) { /* a run at the end of the record */
-            if (emit_stub(&out, &tpl, run, rid[run_rec], run_pos, s + run_start, run_end - run_start, fields,
-                          patches) < 0)
+            if (end_run(&out, &tpl, net_positive, run, rid[run_rec], run_pos, s + run_start, run_end - run_start,
+                        fields, patches, &ndropped) < 0)
                 goto fail_rec;
-            ndropped += run;
         }
         PyObject *rec;
         if (changed) {

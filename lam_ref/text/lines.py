@@ -9,6 +9,12 @@ lines (empty or whitespace-only by ``str.isspace``) and stub lines (starting wit
 becomes one stub line ``[LAM:L0 {count} lines=r{r}:{l}]`` naming where the first copy
 of the run's first line stands (record index, line index in that record's output, 0-based).
 
+**Net-positive stubs** (SPEC §7.3, ``net_positive=True``): a maximal run of dropped lines is
+replaced by its stub only when the stub's UTF-8 bytes are fewer than the run's (its lines joined
+by ``\n``); otherwise the run's lines stay verbatim. They are still repeats, so nothing new is
+registered, and stub pointers count them as output lines. ``lam-ref compact`` and the demo use it;
+the default here (``False``) is the paper's rule, which the conformance suite checks.
+
 Two implementations, both property-tested equal to the line-by-line definition
 (:func:`reference_dedup`); :func:`dedup_records` picks one with ``backend``:
 
@@ -106,12 +112,22 @@ def _protected_mask(cand: list[bytes]) -> np.ndarray:
 
 
 def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = None,
-                  backend: Literal["auto", "c", "python"] = "auto") -> list[L0Record]:
-    """L0 over one trajectory's residual records, in arrival order (SPEC §7).
+                  backend: Literal["auto", "c", "python"] = "auto", net_positive: bool = False) -> list[L0Record]:
+    """L0 over one trajectory's residual records, in arrival order (SPEC §7; paper §2.2, App. B.1).
 
-    ``record_ids`` are the trajectory indices of ``texts`` (default ``0..n-1``); stubs name them.
-    ``backend``: ``"auto"`` (C when built, else numpy), ``"c"`` or ``"python"`` (see the module
-    docstring; both give identical results). Returns one :class:`L0Record` per input text.
+    Args:
+        texts: the residual records (str), in arrival order.
+        record_ids: the trajectory indices of ``texts`` (default ``0..n-1``); stubs name them.
+        backend: ``"auto"`` (C when built, else numpy), ``"c"`` or ``"python"`` (see the module
+            docstring; both give identical results).
+        net_positive: keep a run verbatim when its stub would not be shorter in bytes (SPEC §7.3);
+            ``False`` is the paper's rule (every run becomes a stub).
+
+    Returns:
+        One :class:`L0Record` per input text.
+
+    Raises:
+        LamValueError: a text that is not a str, mismatched ``record_ids``, an unknown backend.
     """
     if backend not in ("auto", "c", "python"):
         raise LamValueError(f"backend must be 'auto', 'c' or 'python', got {backend!r}")
@@ -124,14 +140,15 @@ def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = No
         rids = [int(r) for r in record_ids]
         if len(rids) != len(texts):
             raise LamValueError(f"record_ids has {len(rids)} entries for {len(texts)} texts")
+    net_positive = bool(net_positive)
     if _c is not None and backend != "python":
-        out = _c.dedup(texts, rids, L0Record, _L0_PIECES, _PREFIX_B, LamValueError)
+        out = _c.dedup(texts, rids, L0Record, _L0_PIECES, _PREFIX_B, LamValueError, net_positive)
         if out is not None:
             return out
-    return _dedup_records_py(texts, rids)
+    return _dedup_records_py(texts, rids, net_positive)
 
 
-def _dedup_records_py(texts: list, rids: list[int]) -> list[L0Record]:
+def _dedup_records_py(texts: list, rids: list[int], net_positive: bool = False) -> list[L0Record]:
     """The numpy implementation of :func:`dedup_records` (see the module docstring)."""
     for i, t in enumerate(texts):
         if not isinstance(t, str):
@@ -174,6 +191,10 @@ def _dedup_records_py(texts: list, rids: list[int]) -> list[L0Record]:
     local_start = (starts - offsets[rec_of[starts]]).tolist()
     local_end = (ends - offsets[rec_of[starts]]).tolist()
     off = offsets.tolist()
+    keep_run = [False] * len(run_rec)
+    if net_positive:
+        _net_positive_runs(lines, starts.tolist(), ends.tolist(), first_of_run.tolist(), rec_of, ptr_rec, ptr_line,
+                           rids, keep_run)
 
     out = [L0Record(t, (), 0, ()) for t in texts]
     fmt = _L0_FMT
@@ -191,6 +212,9 @@ def _dedup_records_py(texts: list, rids: list[int]) -> list[L0Record]:
         while k < nruns and run_rec[k] == r:
             j0 = local_start[k]
             j1 = local_end[k] + 1
+            if keep_run[k]:  # net-positive: the stub would not be shorter; the lines stay
+                k += 1
+                continue
             if j0 > pos:
                 kept = rl[pos:j0]
                 parts += kept
@@ -205,9 +229,37 @@ def _dedup_records_py(texts: list, rids: list[int]) -> list[L0Record]:
             pos = j1
             k += 1
         parts += rl[pos:]
+        if not fields:  # every run of this record stayed verbatim (net-positive)
+            continue
         out[r] = L0Record(join(parts).decode("utf-8", "surrogatepass"), tuple(fields),
                           sum(f[0] for f in fields), tuple(patches))
     return out
+
+
+def _stub_bytes(count: int, record: int, line: int) -> int:
+    return len(_L0_FMT % (count, record, line))
+
+
+def _net_positive_runs(lines: list[bytes], starts: list[int], ends: list[int], first_of_run: list[int],
+                       rec_of: np.ndarray, ptr_rec: list[int], ptr_line: list[int], rids: list[int],
+                       keep_run: list[bool]) -> None:
+    """Decide, run by run in order, which runs stay verbatim (SPEC §7.3), fixing the stub pointers.
+
+    A run kept verbatim occupies ``len`` output lines instead of one, so a later pointer into the
+    same record moves down by ``len - 1`` for each such run before it. The first copy of a run's
+    first line always lies before the run, so its position is final when the run is decided.
+    ``ptr_line`` and ``keep_run`` are updated in place."""
+    shifts: dict[int, list[tuple[int, int]]] = {}  # record -> [(global end line, extra output lines)]
+    rec_list = rec_of.tolist()
+    for k, (a, b) in enumerate(zip(starts, ends)):
+        f = first_of_run[k]
+        extra = shifts.get(rec_list[f])
+        if extra:
+            ptr_line[k] += sum(x for e, x in extra if e < f)
+        run_bytes = sum(map(len, lines[a : b + 1])) + (b - a)
+        if _stub_bytes(b - a + 1, rids[ptr_rec[k]], ptr_line[k]) >= run_bytes:
+            keep_run[k] = True
+            shifts.setdefault(rec_list[a], []).append((b, b - a))
 
 
 def dedup_lines(records: list[str]) -> list[str]:
@@ -215,29 +267,47 @@ def dedup_lines(records: list[str]) -> list[str]:
     return [r.text for r in dedup_records(records)]
 
 
-def reference_dedup(records: Sequence[str]) -> list[str]:
-    """The definition of SPEC §7, line by line (slow; the oracle the tests compare against)."""
+def reference_dedup(records: Sequence[str], *, net_positive: bool = False) -> list[str]:
+    """The definition of SPEC §7, line by line (slow; the oracle the tests compare against).
+
+    Args:
+        records: one trajectory's residual records, in arrival order.
+        net_positive: SPEC §7.3: a run whose stub is not shorter (UTF-8 bytes) than the run's lines
+            joined by ``\n`` stays verbatim.
+
+    Returns:
+        The records after L0.
+    """
     seen: dict[int, tuple[int, int]] = {}
     out_texts = []
     for r, text in enumerate(records):
         out: list[str] = []
-        run = 0
+        run: list[str] = []
         run_first = (0, 0)
+
+        def end_run(out: list[str], run: list[str], run_first: tuple[int, int]) -> None:
+            stub = L0Stub(len(run), *run_first).render()
+            raw = "\n".join(run).encode("utf-8", "surrogatepass")
+            if net_positive and len(stub.encode("utf-8")) >= len(raw):
+                out.extend(run)  # still repeats: not registered
+            else:
+                out.append(stub)
+            run.clear()
+
         for line in text.split("\n"):
             protected = line.strip() == "" or line.startswith(STUB_PREFIX)
             h = _h(line.encode("utf-8", "surrogatepass"))
             if not protected and h in seen:
-                if run == 0:
+                if not run:
                     run_first = seen[h]
-                run += 1
+                run.append(line)
                 continue
             if run:
-                out.append(L0Stub(run, *run_first).render())
-                run = 0
+                end_run(out, run, run_first)
             if not protected:
                 seen[h] = (r, len(out))
             out.append(line)
         if run:
-            out.append(L0Stub(run, *run_first).render())
+            end_run(out, run, run_first)
         out_texts.append("\n".join(out))
     return out_texts

@@ -45,6 +45,7 @@ __all__ = [
     "LoadFailure",
     "MalformedEvidenceWarning",
     "detect_format",
+    "directory_ids",
     "iter_trajectories",
     "iter_trajectory_files",
     "load_all",
@@ -533,6 +534,31 @@ def load_file(path: str | Path, format: str | None = None, *, traj_id: str | Non
     return _LOADERS[fmt](p, data, tid)
 
 
+def directory_ids(rel_paths: Sequence[str]) -> list[str]:
+    """Readable, unique trajectory ids for the files found under one directory argument.
+
+    Each id is the file's path relative to the directory without its suffix, then: the folders
+    every file shares at the start are dropped (``tests/data/runs/a/x.traj`` and
+    ``tests/data/runs/b/x.traj`` → ``a/x``, ``b/x``), and a file named like its own folder
+    (``task-1/task-1.traj.json``, the mini-swe-agent layout) is named by the folder alone
+    (``task-1``). Each step is taken only if the ids stay distinct.
+    """
+    ids = [_strip_suffix(r) for r in rel_paths]
+    parts = [i.split("/") for i in ids]
+    common = 0
+    if parts:
+        shortest = min(len(x) for x in parts)
+        while common < shortest - 1 and len({x[common] for x in parts}) == 1:
+            common += 1
+    out = ["/".join(x[common:]) for x in parts]
+    if len(set(out)) != len(out):
+        out = list(ids)
+    folded = ["/".join(x.split("/")[:-1]) if x.count("/") and x.split("/")[-1] == x.split("/")[-2] else x for x in out]
+    if len(set(folded)) == len(folded):
+        out = folded
+    return out
+
+
 def iter_trajectory_files(
     paths: Sequence[str | Path] | str | Path, format: str | None = None
 ) -> Iterator[tuple[Path, str] | LoadFailure]:
@@ -540,7 +566,7 @@ def iter_trajectory_files(
 
     A directory is searched recursively (hidden entries skipped, sorted) for the name patterns of
     ``format`` (auto: ``*.traj``, ``*.traj.json``, ``*.jsonl``, ``locomo*.json``); ids are paths
-    relative to the directory without the suffix. A missing path or a directory without
+    relative to the directory without the suffix, shortened by :func:`directory_ids`. A missing path or a directory without
     trajectory files yields a :class:`LoadFailure`.
     """
     if isinstance(paths, (str, Path)):
@@ -560,8 +586,8 @@ def iter_trajectory_files(
             if not found:
                 msg = f"directory holds no trajectory files ({', '.join(patterns)})"
                 yield LoadFailure(TrajectoryFormatError(str(p), "$", msg))
-            for f in sorted(found):
-                yield f, _strip_suffix(f.relative_to(p).as_posix())
+            files = sorted(found)
+            yield from zip(files, directory_ids([f.relative_to(p).as_posix() for f in files]))
         else:
             yield p, _strip_suffix(p.name)
 

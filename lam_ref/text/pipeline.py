@@ -89,6 +89,9 @@ class CompactionConfig:
     #: L2 (SPEC §9): relative error bound for the storage report of the retained embeddings;
     #: ``None`` skips it (``lam-ref compact`` passes 0.001, Table 20's setting).
     l2_rel_eb: float | None = None
+    #: L0 net-positive stubs (SPEC §7.3): a run stays verbatim when its stub is not shorter in bytes.
+    #: ``False`` is the paper's rule; ``lam-ref compact`` and the demo turn it on.
+    l0_net_positive: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "threshold", validate_threshold(self.threshold, "threshold"))
@@ -123,6 +126,7 @@ class CompactionConfig:
             "driver": self.driver,
             "both_orders": self.both_orders,
             "l2_rel_eb": self.l2_rel_eb,
+            "l0_stubs": "net-positive" if self.l0_net_positive else "paper",
         }
 
 
@@ -264,8 +268,8 @@ def _run_l1(stage: _Stage, obs_idx: list[int], enc: Encoded, l1: L1Pass) -> _Sta
     return _Stage(texts, patches, stage.l1_stubs + n1, stage.l0_stubs, stage.l0_dropped_lines)
 
 
-def _run_l0(stage: _Stage, obs_idx: list[int]) -> _Stage:
-    res = dedup_records(stage.texts, record_ids=obs_idx)
+def _run_l0(stage: _Stage, obs_idx: list[int], net_positive: bool = False) -> _Stage:
+    res = dedup_records(stage.texts, record_ids=obs_idx, net_positive=net_positive)
     texts, patches = list(stage.texts), [list(p) for p in stage.patches]
     n0 = dropped = 0
     for k, r in enumerate(res):
@@ -448,7 +452,7 @@ def compact_trajectory(
 
     def run_l0(stage: _Stage) -> _Stage:
         t0 = time.perf_counter()
-        out = _run_l0(stage, obs_idx)
+        out = _run_l0(stage, obs_idx, config.l0_net_positive)
         timings["l0"] += time.perf_counter() - t0
         return out
 

@@ -25,14 +25,16 @@ OBSERVATION = "observation"
 class TrajectoryFormatError(LamValueError):
     """A trajectory file that cannot be read: names the file, the JSON path and the problem.
 
-    ``str(err)`` is ``"<path>: <json path>: <problem>"``; the parts are kept as attributes.
+    ``str(err)`` is ``"<path>: <json path>: <problem>"``, or ``"<path>: <problem>"`` when the
+    problem is the whole file (JSON path ``$``); the parts are kept as attributes.
     """
 
     def __init__(self, path: str, json_path: str, problem: str) -> None:
         self.path = str(path)
         self.json_path = json_path
         self.problem = problem
-        super().__init__(f"{self.path}: {json_path}: {problem}")
+        where = "" if json_path in ("$", "") else f"{json_path}: "
+        super().__init__(f"{self.path}: {where}{problem}")
 
 
 @dataclass(frozen=True)
