@@ -350,3 +350,64 @@ def error_table(game: Game, alg: Any, budget: float) -> np.ndarray:
 
 
 __all__ += ["error_table"]
+
+
+#: Most (first-stage × second-stage) algorithm pairs :func:`best_by_play` enumerates.
+PLAY_LIMIT = 60_000
+
+
+def best_by_play(game: Game, mu: Any, budget: float, kind: str, *, limit: int = PLAY_LIMIT) -> tuple[float, Any]:
+    """The game optimum by brute force: every deterministic algorithm of ``kind`` is built as a
+    :class:`GenAlgorithm` (every condenser map ``X ↦ message`` and every interpreter table
+    ``(message, q) ↦ answer``) or :class:`SelectAlgorithm` (every selector and every decoder
+    table), played on every (input, query), and the least ``μ``-expected error is returned with
+    its algorithm. This is the *game* side of Theorem 1 / Corollary 2 (claims ``CCT-THM1``,
+    ``CCT-COR2``); :mod:`lam_ref.cct.solvers` computes the *protocol* side.
+
+    Raises:
+        LamValueError: more than ``limit`` algorithm pairs (use the solvers instead).
+    """
+    r, c = len(game.inputs), len(game.queries)
+    w = np.full((r, c), 1.0 / (r * c)) if mu is None else np.asarray(mu, dtype=np.float64)
+    if kind == "gen":
+        b = validate_bits_budget(budget)
+        msgs = messages(b)
+        firsts = list(itertools.product(msgs, repeat=r))
+        keys = msgs
+    elif kind == "select":
+        bud = validate_budget(budget)
+        per_input = []
+        for x in game.inputs:
+            opts = [pos for k in range(len(x) + 1) for pos in itertools.combinations(range(len(x)), k)
+                    if game.cost(retained_values(x, pos)) <= bud + 1e-9]
+            per_input.append(opts)
+        firsts = list(itertools.product(*per_input))
+        keys = sorted({retained_values(x, pos) for x, opts in zip(game.inputs, per_input) for pos in opts}, key=repr)
+    else:
+        raise LamValueError(f"kind must be 'gen' or 'select', got {kind!r}")
+    tables = list(itertools.product(range(len(game.outputs)), repeat=len(keys) * c))
+    if len(firsts) * len(tables) > limit:
+        raise LamValueError(
+            f"{game.name}: {len(firsts)} x {len(tables)} algorithms exceed the play limit {limit}; "
+            "use lam_ref.cct.solvers (exhaustive partitions or milp) instead"
+        )
+    kidx = {k: i for i, k in enumerate(keys)}
+    best, best_alg = math.inf, None
+    for first in firsts:
+        for tab in tables:
+            def decode(key, q, tab=tab):
+                return game.outputs[tab[kidx[key] * c + game.queries.index(q)]]
+
+            if kind == "gen":
+                cmap = dict(zip(game.inputs, first))
+                alg: Any = GenAlgorithm(lambda x, cmap=cmap: cmap[x], decode)
+            else:
+                smap = dict(zip(game.inputs, first))
+                alg = SelectAlgorithm(lambda x, smap=smap: smap[x], decode)
+            err = float((error_table(game, alg, budget) * w).sum())
+            if err < best - 1e-12:
+                best, best_alg = err, alg
+    return best, best_alg
+
+
+__all__ += ["PLAY_LIMIT", "best_by_play"]

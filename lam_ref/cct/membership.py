@@ -10,7 +10,8 @@ charging the compacted context ``chars × 8`` bits. Here every compactor is an e
   the merge rule of :mod:`lam_ref.geometry`). ``keep-first`` and ``random-subset`` answer "yes" iff
   the query was retained — the Bayes decoder for half-member query sets.
 * GEN: ``bloom`` (:class:`~lam_ref.cct.bloom.BloomFilter`, ``k = b·ln 2``), ``fingerprints``
-  (the sorted set of ``f``-bit hashes of the members), ``domains`` (a "describe the domains"
+  (the sorted set of ``f``-bit hashes of the members, gaps Golomb–Rice coded: about
+  ``N·(log2(1/ε) + 1.5)`` bits for false-positive rate ``ε``), ``domains`` (a "describe the domains"
   summary: the most frequent host names with their counts — the kind of summary the paper's LLM
   produced — answering "yes" iff the query's host is listed), ``always-no`` (the empty message).
 
@@ -51,6 +52,8 @@ __all__ = [
     "evaluate",
     "host",
     "ngram_embeddings",
+    "rice_decode",
+    "rice_encode",
     "run_case_study",
     "text_bits",
     "url_like_strings",
@@ -301,19 +304,68 @@ def compact(name: str, members: list[str], budget: int, mode: str = "chars", *, 
         f, text = build(m)
         return Compacted(name, "GEN", text, text_bits(text, mode),
                          lambda qs: f.contains_hashes(*item_hashes(qs, seed)), {"m": m, "k": f.k})
-    # fingerprints: the set of f-bit prefixes of h1, sorted, packed
+    # fingerprints: the sorted set of f-bit prefixes of h1, gaps Golomb–Rice coded
     def fp_text(f: int) -> tuple[np.ndarray, str]:
-        fps = np.unique(h1 >> np.uint64(64 - f)) if f else np.zeros(0, np.uint64)
-        bits = ((fps[:, None] >> np.arange(f - 1, -1, -1, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(bool)
-        return fps, _b64(bits.ravel())
+        fps = np.unique(h1 >> np.uint64(64 - f))
+        return fps, _b64(rice_encode(fps, f, n))
 
     f = _largest(lambda j: j == 0 or text_bits(fp_text(j)[1], mode) <= budget, 64)
     if f == 0:
         return Compacted(name, "GEN", "", text_bits("", mode), lambda qs: np.zeros(len(qs), dtype=bool), {"f": 0})
     fps, text = fp_text(f)
-    fset = set(fps.tolist())
     return Compacted(name, "GEN", text, text_bits(text, mode),
-                     lambda qs: np.isin(item_hashes(qs, seed)[0] >> np.uint64(64 - f), fps), {"f": f, "distinct": len(fset)})
+                     lambda qs: np.isin(item_hashes(qs, seed)[0] >> np.uint64(64 - f), fps),
+                     {"f": f, "distinct": int(fps.size)})
+
+
+def rice_parameter(f: int, n: int) -> int:
+    """Golomb–Rice parameter for gaps of ``n`` sorted uniform ``f``-bit values: ``⌊log2(2^f/n · ln 2)⌋``, >= 0."""
+    mean_gap = 2.0**f / max(n, 1)
+    return max(0, int(math.floor(math.log2(max(mean_gap * math.log(2.0), 1.0)))))
+
+
+def rice_encode(values: np.ndarray, f: int, n: int) -> np.ndarray:
+    """Bits (bool array) of the Golomb–Rice code of the gaps of sorted unique ``values``: per gap
+    ``g``, ``g >> r`` ones, a zero, then the ``r`` low bits of ``g`` (``r`` = :func:`rice_parameter`)."""
+    r = rice_parameter(f, n)
+    v = np.asarray(values, dtype=np.uint64)
+    gaps = np.diff(np.concatenate([np.zeros(1, np.uint64), v])) if v.size else v
+    if v.size:
+        gaps[0] = v[0]
+    q = (gaps >> np.uint64(r)).astype(np.int64)
+    lengths = q + 1 + r
+    out = np.zeros(int(lengths.sum()), dtype=bool)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    ones = np.repeat(starts, q) + (np.arange(int(q.sum())) - np.repeat(np.cumsum(q) - q, q))
+    out[ones] = True
+    if r:
+        low = gaps & np.uint64((1 << r) - 1)
+        shifts = np.arange(r - 1, -1, -1, dtype=np.uint64)
+        bits = ((low[:, None] >> shifts[None, :]) & np.uint64(1)).astype(bool)
+        pos = (starts + q + 1)[:, None] + np.arange(r)[None, :]
+        out[pos.ravel()] = bits.ravel()
+    return out
+
+
+def rice_decode(bits: np.ndarray, f: int, n: int, count: int) -> np.ndarray:
+    """Inverse of :func:`rice_encode` (``count`` values)."""
+    r = rice_parameter(f, n)
+    out = np.zeros(count, dtype=np.uint64)
+    pos, acc = 0, 0
+    b = np.asarray(bits, dtype=bool)
+    for i in range(count):
+        q = 0
+        while b[pos]:
+            q += 1
+            pos += 1
+        pos += 1
+        low = 0
+        for _ in range(r):
+            low = (low << 1) | int(b[pos])
+            pos += 1
+        acc += (q << r) | low
+        out[i] = acc
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

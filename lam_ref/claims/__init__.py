@@ -37,6 +37,7 @@ __all__ = [
 #: The claim modules, in the order of the claims page. Adding a claim: write
 #: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` and list the module here.
 _MODULES = (eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink)
+_MODULES += tuple(importlib.import_module(f"{__name__}.cct_{m}") for m in ("thm1", "cor2", "thm3", "count", "kraft", "bloom", "appa", "lam", "cover"))
 
 CLAIMS: list[Claim] = [m.CLAIM for m in _MODULES]
 
