@@ -254,6 +254,9 @@ def _delta_decoder(t: float):
     return make
 
 
+_LAM_CACHE: dict[tuple[str, float], tuple[np.ndarray, float]] = {}
+
+
 def compact(name: str, members: list[str], budget: int, mode: str = "chars", *, seed: int = 0,
             t: float = 0.9) -> Compacted:
     """Run compactor ``name`` on ``members`` within ``budget`` bits (accounting ``mode``).
@@ -276,10 +279,15 @@ def compact(name: str, members: list[str], budget: int, mode: str = "chars", *, 
         return _select(name, [members[i] for i in rng.permutation(n)], budget, mode, _exact_decoder)
     if name == "lam-greedy":
         t = validate_threshold(t)
-        res = substitute(ngram_embeddings(members), t, exhaustive=True)
-        kept = [members[i] for i in np.flatnonzero(res.kept)]
+        key = (xxhash.xxh3_128_hexdigest("\n".join(members).encode("utf-8", errors="surrogatepass")), t)
+        if key not in _LAM_CACHE:  # Algorithm 2 does not depend on the budget: run it once per set
+            res = substitute(ngram_embeddings(members), t, exhaustive=True)
+            _LAM_CACHE.clear()
+            _LAM_CACHE[key] = (np.flatnonzero(res.kept), res.delta_hat)
+        idx, delta_hat = _LAM_CACHE[key]
+        kept = [members[i] for i in idx]
         out = _select(name, kept, budget, mode, _delta_decoder(t))
-        out.detail.update({"t": t, "lam_retained": len(kept), "lam_delta_hat": res.delta_hat})
+        out.detail.update({"t": t, "lam_retained": len(kept), "lam_delta_hat": delta_hat})
         return out
     if name == "always-no":
         return Compacted(name, "GEN", "", text_bits("", mode), lambda qs: np.zeros(len(qs), dtype=bool))
