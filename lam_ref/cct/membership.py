@@ -16,7 +16,7 @@ charging the compacted context ``chars × 8`` bits. Here every compactor is an e
   produced — answering "yes" iff the query's host is listed), ``always-no`` (the empty message).
 
 **Budgets** are bits of the compacted *text*: ``chars`` mode charges ``8 × len(text)`` (the
-paper's convention), ``gzip`` mode ``8 × len(gzip(text))`` (level 9, no timestamp). A GEN payload
+paper's convention), ``gzip`` mode ``8 × len(gzip(text))`` (level 9, no timestamp; the empty text costs 0 in both). A GEN payload
 is put in the text as unpadded base64 of its packed bits (6 bits per character), so in ``chars``
 mode a Bloom filter of budget ``B`` has ``≈ 0.75·B`` bits; the analytic curves use raw bits.
 Every compactor is sized to the largest content that fits the budget in the chosen mode.
@@ -182,7 +182,10 @@ def ngram_embeddings(texts: Sequence[str], dim: int = 256, n: int = 3) -> np.nda
 # compactors
 # ---------------------------------------------------------------------------------------------
 def text_bits(text: str, mode: str) -> int:
-    """Bits charged for a compacted text: ``8·len(text)`` (``chars``) or ``8·len(gzip(text))``."""
+    """Bits charged for a compacted text: ``8·len(text)`` (``chars``) or ``8·len(gzip(text))``;
+    the empty text costs 0 bits in both modes (nothing is sent)."""
+    if mode in MODES and not text:
+        return 0
     if mode == "chars":
         return 8 * len(text)
     if mode == "gzip":
