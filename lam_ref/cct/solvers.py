@@ -552,8 +552,15 @@ def identity_worst_case(game: Game, budget: float, kind: str) -> WorstCase:
     A deterministic algorithm is correct exactly on the inputs it matches to distinct messages
     (GEN: any of the ``2^{B+1} - 1`` messages; SELECT: affordable retained sub-multisets of the
     input); randomized ones are points of the bipartite matching polytope, which is integral, so
-    the LP ``max t : Σ_s y_{i,s} >= t, Σ_i y_{i,s} <= 1`` is exact. Returns ``error = 1 - t`` and
-    ``mu = None``-like uniform placeholder (``WorstCase.mu`` is the LP dual on the inputs).
+    the LP ``max t : Σ_s y_{i,s} >= t, Σ_i y_{i,s} <= 1`` is exact (claim ``CCT-THM3``).
+
+    Returns:
+        :class:`WorstCase` with ``error = 1 - t`` and ``mu`` the LP dual on the inputs (shape
+        ``(inputs, 1)``), a hardest input distribution.
+
+    Raises:
+        LamValueError: more than one query, two inputs with the same correct answer, or an
+            unknown ``kind``.
     """
     if len(game.queries) != 1:
         raise LamValueError(f"{game.name}: identity_worst_case needs exactly one query, got {len(game.queries)}")
