@@ -22,6 +22,15 @@ from . import (
     amdahl,
     band,
     c4,
+    cct_appa,
+    cct_bloom,
+    cct_cor2,
+    cct_count,
+    cct_cover,
+    cct_kraft,
+    cct_lam,
+    cct_thm1,
+    cct_thm3,
     cor1,
     cor2,
     cor3,
@@ -54,7 +63,10 @@ __all__ = [
 
 #: The claim modules, in the order of the claims page. Adding a claim: write
 #: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` and list the module here.
-_MODULES = (eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink, gem_a)
+_MODULES = (
+    eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink, gem_a,
+    cct_thm1, cct_cor2, cct_thm3, cct_count, cct_kraft, cct_bloom, cct_appa, cct_lam, cct_cover,
+)
 
 CLAIMS: list[Claim] = [m.CLAIM for m in _MODULES]
 
