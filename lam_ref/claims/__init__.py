@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink
+from . import eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink, stab
 from ._base import Claim
 
 __all__ = [
@@ -36,7 +36,7 @@ __all__ = [
 
 #: The claim modules, in the order of the claims page. Adding a claim: write
 #: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` and list the module here.
-_MODULES = (eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink)
+_MODULES = (eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink, stab)
 
 CLAIMS: list[Claim] = [m.CLAIM for m in _MODULES]
 
