@@ -398,7 +398,8 @@ class _ProbeEncoder:
     """A sentence-transformers encoder at a given precision and device (``hash*`` names: the hashing encoder)."""
 
     def __init__(self, name: str, dtype: str, device: str) -> None:
-        from .text.encoders import HashingEncoder, SentenceTransformerEncoder, check_device as torch_device
+        from .text.encoders import HashingEncoder, SentenceTransformerEncoder
+        from .text.encoders import check_device as torch_device
 
         self.dtype, self.device_name = dtype, device
         if name.lower().startswith("hash"):
