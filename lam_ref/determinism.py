@@ -64,6 +64,7 @@ __all__ = [
     "at_risk",
     "compare",
     "decision_margins",
+    "device_kwargs",
     "encode_corpus",
     "first_divergence",
     "greedy_map",
@@ -244,6 +245,20 @@ def check_device(device: Any, name: str = "device") -> str:
     return device
 
 
+def device_kwargs(device: Any) -> dict[str, Any]:
+    """Keyword arguments that send :func:`lam_ref.substitution.substitute` to ``device``: ``{}`` for
+    the CPU; ``{"device": "cuda"}`` when CuPy and a CUDA device are present and ``substitute``
+    accepts a ``device`` argument; otherwise :class:`LamValueError` naming the device."""
+    from .substitution import substitute
+
+    device = check_device(device)
+    if device == "cpu":
+        return {}
+    if "device" not in inspect.signature(substitute).parameters:
+        raise LamValueError(f"device {device!r}: this lam_ref's substitute() has no device argument (CPU only)")
+    return {"device": device}
+
+
 def greedy_map(embeddings: Any, t: float, groups: Sequence[tuple[int, int]] | None = None, *, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
     """The greedy rule (exhaustive Algorithm 2 = the oracle, SPEC §5) per group: ``(π, distances)`` in global ids.
 
@@ -252,12 +267,7 @@ def greedy_map(embeddings: Any, t: float, groups: Sequence[tuple[int, int]] | No
     """
     from .substitution import substitute
 
-    device = check_device(device)
-    kwargs: dict[str, Any] = {"exhaustive": True}
-    if device != "cpu":
-        if "device" not in inspect.signature(substitute).parameters:
-            raise LamValueError(f"device {device!r}: this lam_ref's substitute() has no device argument (CPU only)")
-        kwargs["device"] = device
+    kwargs: dict[str, Any] = {"exhaustive": True, **device_kwargs(device)}
     e = validate_embeddings(embeddings)
     n = e.shape[0]
     pi = np.arange(n, dtype=np.int64)
@@ -485,7 +495,9 @@ def make_weights_copy(out_dir: str | os.PathLike[str], *, encoder: str = "all-Mi
         for w in weights:
             tensors = load_file(str(w))
             conv = {k: (v.to(_torch_dtype(dtype)).contiguous() if v.is_floating_point() else v) for k, v in sorted(tensors.items())}
-            save_file(conv, str(tmp / w.relative_to(src)), metadata={"format": "pt"})
+            dst = tmp / w.relative_to(src)
+            save_file(conv, str(dst), metadata={"format": "pt"})
+            os.chmod(dst, 0o644)  # save_file creates 0600; the copy is meant to be carried and shared
         ident = weights_identity(tmp)
         ident["folder"] = str(out)
         ident.update({"source": str(src), "dtype": dtype})
@@ -964,7 +976,10 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
     digest in it is equal. Otherwise the first run of the group is the reference and, for each
     run that differs, the first chunk whose decision diverged is named with its margin in the
     reference run and whether either run flagged it at risk; later differences are counted as the
-    cascade. Codec digests must agree wherever the embedding bytes are equal.
+    cascade. The reference is the first report's run at its reference batch size: a divergence
+    between it and another batch size of the same report is always in its at-risk set (``STAB``);
+    across machines the jitter is not measured, and the flag says whether the probe foresaw it.
+    Codec digests must agree wherever the embedding bytes are equal.
 
     Raises:
         LamValueError: fewer than one report, or reports of different inputs without
@@ -991,6 +1006,11 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
                 "map_digest": r["map_digest"], "at_risk": len(r["at_risk"]), "input": d["input_sha256"][:12],
             })
     for (ident, t), members in by_group.items():
+        # the reference: the first report's run at its reference batch size (its at-risk set is
+        # certified for the jitter of its own batch sizes), else the group's first run
+        k = next((n for n, (d, r) in enumerate(members) if d is members[0][0]
+                  and r["batch_size"] == d["settings"]["reference_batch_size"]), 0)
+        members = [members[k]] + members[:k] + members[k + 1 :]
         ref_doc, ref = members[0]
         digests = {(r["deletion_digest"], r["map_digest"]) for _, r in members}
         g: dict[str, Any] = {"input_sha256": ident[0], "weights_sha256": ident[1], "threshold": t, "runs": len(members),

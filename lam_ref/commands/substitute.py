@@ -6,6 +6,7 @@ import argparse
 
 import numpy as np
 
+from ..determinism import device_kwargs
 from ..digest import fmt17
 from ..substitution import oracle, substitute
 from ._common import load_embeddings, table, write_json
@@ -23,16 +24,19 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--normalize", action="store_true", help="rescale rows to unit norm first")
     p.add_argument("--json", metavar="PATH", help="write the result as JSON (- for stdout)")
     p.add_argument("--map-out", metavar="PATH", help="write π as an int64 .npy")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda (exhaustive mode on the GPU, needs CuPy)")
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    on_device = device_kwargs(args.device)
     e = load_embeddings(args.embeddings)
     if args.oracle:
         res = oracle(e, args.threshold, normalize=args.normalize)
     else:
-        res = substitute(e, args.threshold, r=args.r, rel=args.rel, exhaustive=args.exhaustive, normalize=args.normalize)
+        res = substitute(e, args.threshold, r=args.r, rel=args.rel, exhaustive=args.exhaustive, normalize=args.normalize,
+                         **on_device)
     if args.map_out:
         np.save(args.map_out, res.pi)
     if args.json != "-":
