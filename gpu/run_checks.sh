@@ -54,12 +54,12 @@ if [ -n "$DATA" ] && [ -d "$WEIGHTS" ]; then
       --out "$OUTREP" --no-progress 2>&1 | tail -20 | tee -a "$LOG"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   step "compare with the CPU reference made from the same weights"
-  REF=$(ls $REPORTS/cpu-shared-f16w-*.json 2>/dev/null | head -1)
+  REF=$(ls $REPORTS/cpu-shared-f16w*.json 2>/dev/null | head -1)
   if [ -f "$OUTREP" ] && [ -n "$REF" ]; then
     "$PY" -m lam_ref.cli determinism compare "$REF" "$OUTREP" --json "$REPORTS/gpu-compare-$TAG.json" 2>&1 | tail -30 | tee -a "$LOG"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   else
-    echo "no GPU report or no CPU reference (cpu-shared-f16w-*.json): nothing compared" | tee -a "$LOG"; status=1
+    echo "no GPU report or no CPU reference (cpu-shared-f16w*.json): nothing compared" | tee -a "$LOG"; status=1
   fi
 else
   step "probe skipped: shared data (${DATA:-none}) or weights ($WEIGHTS) missing"; status=1
