@@ -217,3 +217,21 @@ def test_compare_with_divergence_in_the_same_report(hash_report, tmp_path):
     p.write_text(json.dumps(both))
     res = compare([load_report(p)])
     assert res.agree and all(g["runs"] == 2 for g in res.groups), "two batch sizes per threshold, agreeing"
+
+
+def test_weights_identity_hashes_model_files_but_not_readme(tmp_path):
+    """The weight identity covers every model file (weights, config, tokenizer) but not README/.gitattributes:
+    changing a weight byte changes it, editing the README does not."""
+    from lam_ref.determinism import weights_identity
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "model.safetensors").write_bytes(b"\x00" * 64)
+    (tmp_path / "sub" / "config.json").write_text("{}")
+    (tmp_path / "README.md").write_text("hello")
+    a = weights_identity(tmp_path)
+    assert [f["file"] for f in a["files"]] == ["model.safetensors", "sub/config.json"], a["files"]
+    (tmp_path / "README.md").write_text("changed")
+    assert weights_identity(tmp_path)["weights_sha256"] == a["weights_sha256"], "README is not part of the identity"
+    (tmp_path / "model.safetensors").write_bytes(b"\x00" * 63 + b"\x01")
+    assert weights_identity(tmp_path)["weights_sha256"] != a["weights_sha256"], "a weight byte changes the identity"
+    assert weights_identity(None)["weights_sha256"] is None, "unknown folder: no identity"
