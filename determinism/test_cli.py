@@ -235,3 +235,23 @@ def test_weights_identity_hashes_model_files_but_not_readme(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 63 + b"\x01")
     assert weights_identity(tmp_path)["weights_sha256"] != a["weights_sha256"], "a weight byte changes the identity"
     assert weights_identity(None)["weights_sha256"] is None, "unknown folder: no identity"
+
+
+def test_substitute_device_option(tmp_path, capsys):
+    """``lam-ref substitute --device``: cpu gives the usual result; cuda without CuPy and a device
+    (or without a CUDA-capable substitute) is one line naming the device, exit 2; an unknown device too."""
+    from lam_ref.determinism import require_cuda
+
+    e = np.eye(4, dtype=np.float32)
+    path = tmp_path / "e.npy"
+    np.save(path, e)
+    assert main(["substitute", str(path), "--device", "cpu", "--exhaustive"]) == 0, "cpu works"
+    capsys.readouterr()
+    assert main(["substitute", str(path), "--device", "tpu"]) == 2, "unknown device: exit 2"
+    assert "device must be one of cpu, cuda, got 'tpu'" in capsys.readouterr().err
+    try:
+        require_cuda()
+    except LamValueError:
+        assert main(["substitute", str(path), "--device", "cuda"]) == 2, "no CUDA here: exit 2"
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "device 'cuda'" in err[0], err
