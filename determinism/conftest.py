@@ -38,11 +38,15 @@ def _real_encoder_or_skip() -> None:
 @pytest.fixture(scope="session")
 def minilm_probe(shared_dir):
     """``(report, embeddings by batch size)`` of the shared trajectories: all-MiniLM-L6-v2, float32,
-    batch sizes 8..256, thresholds 0.99 and 0.95, this process's torch threads (2 under make test)."""
+    batch sizes 8..256 (``LAM_DETERMINISM_BATCH_SIZES`` may name fewer; 64 is always included),
+    thresholds 0.99 and 0.95, this process's torch threads (2 under make test)."""
     _real_encoder_or_skip()
     from lam_ref.determinism import probe
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     embs: dict = {}
-    report = probe([str(shared_dir)], embeddings_out=embs)
+    sizes = os.environ.get("LAM_DETERMINISM_BATCH_SIZES", "8,16,32,64,128,256").split(",")
+    if "64" not in [s.strip() for s in sizes]:
+        sizes.append("64")  # the reference batch size (App. D) and the fresh-process comparison
+    report = probe([str(shared_dir)], batch_sizes=sizes, embeddings_out=embs)
     return report, embs
