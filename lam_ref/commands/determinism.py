@@ -126,7 +126,8 @@ def run_compare(args: argparse.Namespace) -> int:
     print(table([[r[c] if r[c] is not None else "-" for c in cols] for r in res.rows],
                 [c.replace("_", " ") for c in cols]), file=out)
     for g in res.groups:
-        head = f"input {g['input_sha256'][:12]} t={g['threshold']}: {g['runs']} runs"
+        w = g["weights_sha256"][:12] if g["weights_sha256"] else "unknown"
+        head = f"input {g['input_sha256'][:12]} weights {w} t={g['threshold']}: {g['runs']} runs"
         if g["agree"]:
             print(f"{head}: one deletion digest, one map digest", file=out)
             continue
