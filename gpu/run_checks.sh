@@ -5,7 +5,7 @@
 #      MiniLM weights (6 batch sizes x 2 thresholds), compared with the committed CPU reference made
 #      from the same weights;
 #   3. GPU throughput of verification and of the codec (gpu/throughput.py).
-# Reports go to determinism/reports/ (and are copied to $OUT when the caller provides one).
+# Reports go to determinism/reports/ (LAM_REPORTS overrides; copied to $OUT when the caller provides one).
 # Environment: PYTHON (default python3), LAM_SHARED_DATA (default: shared/data/swe-agent-trajectories
 # in the checkout, then ../shared/...), LAM_WEIGHTS (default determinism/weights/all-MiniLM-L6-v2-f16).
 set -u
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false HYPOTHESIS_PROFILE=ci
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-REPORTS=determinism/reports
+REPORTS=${LAM_REPORTS:-determinism/reports}
 WEIGHTS=${LAM_WEIGHTS:-determinism/weights/all-MiniLM-L6-v2-f16}
 DATA=${LAM_SHARED_DATA:-}
 for d in "$DATA" shared/data/swe-agent-trajectories ../shared/data/swe-agent-trajectories; do
@@ -54,7 +54,7 @@ if [ -n "$DATA" ] && [ -d "$WEIGHTS" ]; then
       --out "$OUTREP" --no-progress 2>&1 | tail -20 | tee -a "$LOG"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   step "compare with the CPU reference made from the same weights"
-  REF=$(ls $REPORTS/cpu-shared-f16w*.json 2>/dev/null | head -1)
+  REF=$(ls determinism/reports/cpu-shared-f16w*.json 2>/dev/null | head -1)
   if [ -f "$OUTREP" ] && [ -n "$REF" ]; then
     "$PY" -m lam_ref.cli determinism compare "$REF" "$OUTREP" --json "$REPORTS/gpu-compare-$TAG.json" 2>&1 | tail -30 | tee -a "$LOG"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
