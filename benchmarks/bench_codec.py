@@ -142,23 +142,22 @@ def throughput(rows: np.ndarray, mb: float, rel_eb: float) -> dict:
 
 
 def gpu_throughput(rows: np.ndarray, mb: float, rel_eb: float) -> dict:
-    import cupy
+    from lam_ref.codec import array_module
 
-    from gpu import codec_cupy
-
+    cupy = array_module("cuda")
     x = synthetic_like(rows, mb)
     eb = relative_eb(x, rel_eb)
     xd = cupy.asarray(x)
-    same = codec_cupy.encode(xd, eb) == codec_encode(x, eb)
+    same = codec_encode(xd, eb, xp=cupy) == codec_encode(x, eb)
 
     def run_enc():
-        codec_cupy.encode(xd, eb)
+        codec_encode(xd, eb, xp=cupy)
         cupy.cuda.Device().synchronize()
 
     enc = codec_encode(x, eb)
 
     def run_dec():
-        codec_cupy.decode(enc)
+        codec_decode(enc, xp=cupy)
         cupy.cuda.Device().synchronize()
 
     t_enc, t_dec = best_of(run_enc), best_of(run_dec)

@@ -13,6 +13,7 @@ API_MODULES = [
     "lam_ref.online",
     "lam_ref.digest",
     "lam_ref.codec",
+    "lam_ref.determinism",
     "lam_ref.metrics",
     "lam_ref.covering",
     "lam_ref.verify",

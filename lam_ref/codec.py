@@ -39,6 +39,17 @@ Byte format (self-describing; all integers little-endian), version 1:
 :func:`codec_decode` needs only the bytes; it rejects truncated, padded, non-canonical or
 corrupt input with :class:`~lam_ref.geometry.LamValueError` and never returns a partial array.
 The numcodecs codec :class:`CuSZpPlain` (id ``"lam_ref.cuszp_plain"``) is registered on import.
+
+**GPU** (``pip install lam_ref[gpu]``): the quantizer, the block layer and the reconstruction are
+written once against an array module ``xp``; :func:`codec_encode` / :func:`codec_decode` with
+``xp=cupy`` (:func:`array_module("cuda") <array_module>`) run them on the device and build only
+the 28-byte header and CRC-32 on the host. The stream is byte-identical to the CPU stream: every
+step is an IEEE float64 operation with one rounding (``x / (2·eb)``, ``floor``, the exact
+``y - floor(y)``, ``q · 2eb``) followed by a round-to-nearest-even cast, and CuPy runs each as its
+own elementwise kernel, so nothing is contracted into an FMA. A port that fused the
+reconstruction into one kernel, or replaced the division by a multiplication with ``1/(2·eb)``,
+could move values whose quotient lies within one float64 ulp of a tie ``k + 1/2`` (the documented
+rounding ties, docs/codec.md).
 """
 
 from __future__ import annotations
@@ -64,6 +75,7 @@ __all__ = [
     "CodecHeader",
     "CuSZpPlain",
     "StorageReport",
+    "array_module",
     "assemble_stream",
     "decode_blocks",
     "encode_blocks",
@@ -251,7 +263,7 @@ def relative_eb(x: Any, rel_eb: float = DEFAULT_REL_EB) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
-# the block layer (steps 2-5), written against an array module ``xp`` (numpy here, cupy in gpu/)
+# the block layer (steps 2-5), written against an array module ``xp`` (numpy, or cupy on a GPU)
 
 
 def _pack_rows(bits: Any, xp: Any) -> Any:
@@ -434,36 +446,89 @@ def split_stream(b: Any) -> tuple[CodecHeader, np.ndarray, np.ndarray]:
     return h, rates, body[nb:]
 
 
-def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE) -> bytes:
+def array_module(device: str = "cpu") -> Any:
+    """The array module of a device: ``numpy`` for ``"cpu"``, ``cupy`` for ``"cuda"`` (checked:
+    CuPy installed and a CUDA device visible, else :class:`LamValueError`)."""
+    if device == "cpu":
+        return np
+    if device == "cuda":
+        from .determinism import require_cuda
+
+        return require_cuda()
+    raise LamValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+
+
+def _xp_vector(x: Any, xp: Any) -> Any:
+    """``x`` as a contiguous float32 1-D array of ``xp`` (finite values only)."""
+    arr = xp.asarray(x)
+    if arr.dtype != xp.float32:
+        raise LamValueError(f"x must be a float32 array, got dtype {arr.dtype}")
+    arr = xp.ascontiguousarray(arr).reshape(-1)
+    if arr.size and not bool(xp.isfinite(arr).all()):
+        bad = int(xp.flatnonzero(~xp.isfinite(arr))[0])
+        raise LamValueError(f"x[{bad}] is {float(arr[bad])!r}: the codec needs finite values")
+    return arr
+
+
+def _host(a: Any) -> np.ndarray:
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = None) -> bytes:
     """Encode float32 values with absolute error bound ``eb`` (SPEC §9, §15 conformance signature).
 
     ``x`` is flattened in C order; the stream records ``n``, ``eb`` and the block size, so
     :func:`codec_decode` needs only the bytes. Deterministic: equal inputs give equal bytes.
+
+    Args:
+        x: float32 values (any shape; with ``xp``, an array of that module, e.g. on the GPU).
+        eb: the absolute error bound.
+        block_size: values per block (multiple of 8; default 32).
+        xp: the array module to compute with: ``None`` (numpy, with the input checks of the
+            CPU reference), ``numpy``, or ``cupy`` (:func:`array_module`). Every module writes the
+            same bytes: the steps are the same IEEE float64 operations (see docs/codec.md).
+
+    Returns:
+        The stream (host ``bytes``; the header and CRC-32 are always built on the host).
     """
-    arr = _as_float32_vector(x)
+    if xp is None:
+        arr = _as_float32_vector(x)
+        xp = np
+    else:
+        arr = _xp_vector(x, xp)
     e = validate_eb(eb)
     block = _validate_block(block_size)
-    q = quantize(arr, e)
-    rates, payload = encode_blocks(q, block, np)
-    return assemble_stream(int(arr.size), e, block, rates.tobytes(), payload.tobytes())
+    q = quantize(arr, e, xp=xp)
+    rates, payload = encode_blocks(q, block, xp)
+    return assemble_stream(int(arr.size), e, block, _host(rates).tobytes(), _host(payload).tobytes())
 
 
-def codec_encode_rel(x: Any, rel_eb: float = DEFAULT_REL_EB, *, block_size: int = BLOCK_SIZE) -> bytes:
-    """Relative mode: :func:`codec_encode` with ``eb = rel_eb · max|x|`` (:func:`relative_eb`)."""
-    return codec_encode(x, relative_eb(x, rel_eb), block_size=block_size)
+def codec_encode_rel(x: Any, rel_eb: float = DEFAULT_REL_EB, *, block_size: int = BLOCK_SIZE, xp: Any = None) -> bytes:
+    """Relative mode: :func:`codec_encode` with ``eb = rel_eb · max|x|`` (:func:`relative_eb`, float64)."""
+    if xp is None:
+        return codec_encode(x, relative_eb(x, rel_eb), block_size=block_size)
+    arr = _xp_vector(x, xp)
+    r = validate_eb(rel_eb, "rel_eb")
+    m = float(xp.abs(arr).max()) if arr.size else 0.0
+    return codec_encode(arr, r * m if m > 0.0 else r, block_size=block_size, xp=xp)
 
 
-def codec_decode(b: Any) -> np.ndarray:
+def codec_decode(b: Any, *, xp: Any = None) -> Any:
     """Decode a stream of :func:`codec_encode` to ``float32[n]`` (SPEC §9, §15).
 
     Raises :class:`~lam_ref.geometry.LamValueError` for anything that is not exactly one valid
     stream: bad magic/version/flags, truncation, trailing bytes, CRC mismatch, or a payload the
     encoder could not have written (non-canonical rate, sign on a zero delta, non-zero padding).
+    The stream is validated on the host (header, lengths, CRC-32); with ``xp`` (e.g. ``cupy``)
+    the blocks are decoded by that module and an array of it is returned.
     """
     h, rates, payload = split_stream(b)
-    q = decode_blocks(rates, payload, h.n, h.block_size, np)
-    out = dequantize(q, h.eb)
-    if out.size and not np.isfinite(out).all():
+    mod = np if xp is None else xp
+    if mod is not np:
+        rates, payload = mod.asarray(rates), mod.asarray(payload)
+    q = decode_blocks(rates, payload, h.n, h.block_size, mod)
+    out = dequantize(q, h.eb, xp=mod)
+    if out.size and not bool(mod.isfinite(out).all()):
         raise LamValueError("corrupt codec stream: a reconstructed value overflows float32")
     return out
 

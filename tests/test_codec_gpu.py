@@ -1,8 +1,8 @@
-"""The CuPy port of the codec (gpu/codec_cupy.py, SPEC §9): byte-identical to the CPU reference.
+"""The codec's array-module path (``lam_ref.codec`` with ``xp``, SPEC §9): byte-identical to the CPU reference.
 
-The port's code path runs here with array modules that need no GPU (numpy, and a proxy of numpy
-that forces the generic bit packing CuPy uses); the device tests skip with the reason when cupy or
-a CUDA device is missing.
+The ``xp`` code path runs here with array modules that need no GPU (numpy, and a proxy of numpy
+that forces the generic bit packing CuPy uses); the device tests (``xp = cupy``) skip with the
+reason when cupy or a CUDA device is missing.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu import codec_cupy
-from lam_ref.codec import codec_decode, codec_encode, codec_encode_rel
+from lam_ref.codec import array_module, codec_decode, codec_encode, codec_encode_rel
 from lam_ref.geometry import LamValueError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codec"
@@ -42,31 +41,35 @@ def test_port_code_path_matches_cpu_reference(values, eb, block):
     x = np.array(values, dtype=np.float32)
     ref = codec_encode(x, eb, block_size=block)
     for xp in (np, GenericNumpy()):
-        got = codec_cupy.encode(x, eb, block_size=block, xp=xp)
+        got = codec_encode(x, eb, block_size=block, xp=xp)
         assert got == ref, f"port bytes differ from the CPU reference with xp={type(xp).__name__}"
-        dec = codec_cupy.decode(ref, xp=xp)
+        dec = codec_decode(ref, xp=xp)
         assert np.array_equal(np.asarray(dec), codec_decode(ref)), f"port decode differs with xp={type(xp).__name__}"
 
 
 def test_port_relative_mode_and_errors():
     x = np.load(FIXTURES / "c07_minilm_rel.input.npy")
-    assert codec_cupy.encode_rel(x, 0.001, xp=GenericNumpy()) == codec_encode_rel(x, 0.001), "relative mode bytes"
+    assert codec_encode_rel(x, 0.001, xp=GenericNumpy()) == codec_encode_rel(x, 0.001), "relative mode bytes"
     with pytest.raises(LamValueError, match="float32"):
-        codec_cupy.encode(np.zeros(3), 0.1, xp=np)
+        codec_encode(np.zeros(3), 0.1, xp=np)
     with pytest.raises(LamValueError, match="finite"):
-        codec_cupy.encode(np.float32([np.nan]), 0.1, xp=np)
+        codec_encode(np.float32([np.nan]), 0.1, xp=np)
     with pytest.raises(LamValueError, match="truncated"):
-        codec_cupy.decode(codec_encode(np.ones(5, np.float32), 0.1)[:-1], xp=np)
+        codec_decode(codec_encode(np.ones(5, np.float32), 0.1)[:-1], xp=np)
 
 
 def _cupy_or_skip():
-    cupy = pytest.importorskip("cupy", reason="cupy is not installed (pip install lam_ref[gpu])")
     try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            pytest.skip("no CUDA device visible to cupy")
-    except Exception as exc:  # noqa: BLE001 - any CUDA runtime failure means no usable GPU
-        pytest.skip(f"no usable CUDA device: {exc}")
-    return cupy
+        return array_module("cuda")
+    except LamValueError as exc:
+        pytest.skip(f"no GPU here: {exc}")
+
+
+def test_array_module_names_the_device():
+    """``array_module`` gives numpy for the CPU and refuses an unknown device by name."""
+    assert array_module("cpu") is np, "cpu -> numpy"
+    with pytest.raises(LamValueError, match="'tpu'"):
+        array_module("tpu")
 
 
 @pytest.mark.gpu
@@ -78,9 +81,9 @@ def test_gpu_bytes_identical_on_random_and_real_data():
     for x in inputs:
         for eb in (1e-4, 1e-3, 0.05):
             ref = codec_encode(x, eb)
-            got = codec_cupy.encode(cupy.asarray(x), eb)
+            got = codec_encode(cupy.asarray(x), eb, xp=cupy)
             assert got == ref, f"GPU bytes differ from CPU (n={x.size}, eb={eb})"
-            dec = codec_cupy.decode(ref)
+            dec = codec_decode(ref, xp=cupy)
             assert np.array_equal(cupy.asnumpy(dec), codec_decode(ref)), f"GPU decode differs (n={x.size}, eb={eb})"
 
 
@@ -89,5 +92,5 @@ def test_gpu_golden_fixtures():
     cupy = _cupy_or_skip()
     for path in sorted(FIXTURES.glob("*.bin")):
         expected = path.read_bytes()
-        dec = codec_cupy.decode(expected)
+        dec = codec_decode(expected, xp=cupy)
         assert np.array_equal(cupy.asnumpy(dec), codec_decode(expected)), f"GPU decode of {path.name} differs"

@@ -43,6 +43,7 @@ from . import (
     online,
     prop1,
     prop2,
+    stab,
     thm1,
     thm2,
 )
@@ -65,7 +66,7 @@ __all__ = [
 #: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` and list the module here.
 _MODULES = (
     eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink, gem_a,
-    cct_thm1, cct_cor2, cct_thm3, cct_count, cct_kraft, cct_bloom, cct_appa, cct_lam, cct_cover,
+    cct_thm1, cct_cor2, cct_thm3, cct_count, cct_kraft, cct_bloom, cct_appa, cct_lam, cct_cover, stab,
 )
 
 CLAIMS: list[Claim] = [m.CLAIM for m in _MODULES]

@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 
 from .._io import atomic_write
+from ..determinism import device_kwargs
 from ..digest import fmt17
 from ..substitution import oracle, substitute
 from ._common import (
@@ -34,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_json(p, "the result")
     p.add_argument("--map-out", metavar="PATH", help="write π as an int64 .npy")
     add_mkdir(p)
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda (exhaustive mode on the GPU, needs CuPy)")
     p.set_defaults(func=run)
     return p
 
@@ -43,11 +45,13 @@ def run(args: argparse.Namespace) -> int:
     check_json_dest(args.json, mkdir=args.mkdir)
     if args.map_out:
         check_output_file(args.map_out, "--map-out", mkdir=args.mkdir)
+    on_device = device_kwargs(args.device)
     e = load_embeddings(args.embeddings)
     if args.oracle:
         res = oracle(e, args.threshold, normalize=args.normalize)
     else:
-        res = substitute(e, args.threshold, r=args.r, rel=args.rel, exhaustive=args.exhaustive, normalize=args.normalize)
+        res = substitute(e, args.threshold, r=args.r, rel=args.rel, exhaustive=args.exhaustive, normalize=args.normalize,
+                         **on_device)
     if args.map_out:
         atomic_write(args.map_out, lambda fh: np.save(fh, res.pi, allow_pickle=False))
     if args.json != "-":

@@ -1,0 +1,153 @@
+"""``lam-ref determinism probe|compare|weights``: determinism reports across batch sizes, threads,
+precisions and machines, and their comparison (paper App. D; claim ``STAB``; docs/determinism.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import determinism as det
+from ..geometry import LamValueError
+from ._common import check_output_file, table, write_json
+
+
+def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("determinism", help="probe decisions across batch sizes/threads/devices; compare reports")
+    dsub = p.add_subparsers(dest="action", metavar="ACTION")
+
+    pr = dsub.add_parser("probe", help="encode at several batch sizes, record digests, margins, jitter, at-risk decisions")
+    pr.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
+    pr.add_argument("--out", required=True, metavar="REPORT.json", help="write the report here (atomically)")
+    pr.add_argument("--encoder", default="all-MiniLM-L6-v2",
+                    help="all-MiniLM-L6-v2 (default), a sentence-transformers name or local folder, or hash")
+    pr.add_argument("--batch-sizes", default=",".join(map(str, det.DEFAULT_BATCH_SIZES)),
+                    help="comma-separated encoding batch sizes (default 8,16,32,64,128,256)")
+    pr.add_argument("--thresholds", default=",".join(map(str, det.DEFAULT_THRESHOLDS)),
+                    help="comma-separated cosine thresholds (default 0.99,0.95)")
+    pr.add_argument("--dtype", default="float32", help="encoder precision: float32 (default), bfloat16, float16")
+    pr.add_argument("--threads", default=None, help="torch CPU threads (default: torch's choice)")
+    pr.add_argument("--device", default="cpu", help="cpu (default) or cuda (encoder, greedy rule, codec)")
+    pr.add_argument("--layers", default="l1,l2", help="l1 (decisions, margins) and/or l2 (codec digests); default l1,l2")
+    pr.add_argument("--jitter", default=None, metavar="GAMMA",
+                    help="a stated pairwise-cosine jitter; decisions with margin <= 4*GAMMA are at risk "
+                         "(default: the jitter measured across the batch sizes)")
+    pr.add_argument("--reference-batch-size", default=None, help="jitter is relative to it (default 64)")
+    pr.add_argument("--scope", default="trajectory", help="trajectory (default: matching within a trajectory) or corpus")
+    pr.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
+    pr.add_argument("--format", default=None, help="loader (default: detect per file)")
+    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pr.set_defaults(func=run_probe)
+
+    cp = dsub.add_parser("compare", help="one table across reports; exit 0 if every digest agrees, 1 if not")
+    cp.add_argument("reports", nargs="+", metavar="REPORT.json")
+    cp.add_argument("--json", metavar="OUT", help="write the comparison as JSON (- for stdout)")
+    cp.add_argument("--allow-different-inputs", action="store_true",
+                    help="compare reports of different inputs (each input separately) instead of refusing")
+    cp.set_defaults(func=run_compare)
+
+    wp = dsub.add_parser("weights", help="write a copy of the encoder folder with weights stored in float16")
+    wp.add_argument("--out", required=True, metavar="DIR", help="new folder (must not exist)")
+    wp.add_argument("--encoder", default="all-MiniLM-L6-v2", help="all-MiniLM-L6-v2 (default) or a local model folder")
+    wp.add_argument("--dtype", default="float16", help="storage dtype: float16 (default), bfloat16, float32")
+    wp.set_defaults(func=run_weights)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    return p
+
+
+def _split(text: str, name: str) -> list[str]:
+    items = [x for x in (s.strip() for s in str(text).split(",")) if x]
+    if not items:
+        raise LamValueError(f"{name} must be a comma-separated list, got {text!r}")
+    return items
+
+
+def _float(text: str | None, name: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise LamValueError(f"{name} must be a number, got {text!r}") from None
+
+
+def _int(text: str | None, name: str) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise LamValueError(f"{name} must be a positive integer, got {text!r}") from None
+
+
+def run_probe(args: argparse.Namespace) -> int:
+    check_output_file(args.out, "--out")
+    if Path(args.out).exists() and not Path(args.out).is_file():
+        raise LamValueError(f"--out {args.out!r} is not a regular file")
+    report = det.probe(
+        args.paths,
+        encoder=args.encoder,
+        batch_sizes=_split(args.batch_sizes, "--batch-sizes"),
+        thresholds=_split(args.thresholds, "--thresholds"),
+        dtype=args.dtype,
+        threads=_int(args.threads, "--threads"),
+        device=args.device,
+        layers=_split(args.layers, "--layers"),
+        jitter_bound=_float(args.jitter, "--jitter"),
+        reference_batch_size=_int(args.reference_batch_size, "--reference-batch-size"),
+        scope=args.scope,
+        window=args.window,
+        fmt=args.format,
+        progress=not args.no_progress,
+    )
+    write_json(report, args.out)
+    rows = [[r["batch_size"], r["threshold"], r["dropped"], r["deletion_digest"], r["map_digest"], r["delta_hat"][:10],
+             r["margin"]["min_cos"] if r["margin"]["min_cos"] is not None else "-", len(r["at_risk"]),
+             "yes" if r["certified_vs_reference"] else "NO"] for r in report["runs"]]
+    if rows:
+        print(table(rows, ["batch", "t", "dropped", "deletion digest", "map digest", "δ̂", "min margin (cos)", "at risk",
+                           "certified"]))
+    j = report["jitter"]
+    print(f"{report['input']['chunks']} windows of {report['input']['trajectories']} trajectories; encoder "
+          f"{report['encoder']['name']} ({report['settings']['dtype']}, {report['settings']['device']}); jitter vs batch "
+          f"{report['settings']['reference_batch_size']}: coordinates {j['measured_coord']:.3g}, cosines "
+          f"{j['measured_cos']:.3g}, |Δsq| {j['measured_sq']:.3g}; report {args.out}")
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    if args.json and args.json != "-":
+        check_output_file(args.json, "--json")
+    docs = [det.load_report(p) for p in args.reports]
+    res = det.compare(docs, allow_different_inputs=args.allow_different_inputs)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    cols = ["report", "machine", "device", "dtype", "threads", "batch_size", "threshold", "dropped", "deletion_digest",
+            "map_digest", "at_risk"]
+    print(table([[r[c] if r[c] is not None else "-" for c in cols] for r in res.rows],
+                [c.replace("_", " ") for c in cols]), file=out)
+    for g in res.groups:
+        w = g["weights_sha256"][:12] if g["weights_sha256"] else "unknown"
+        head = f"input {g['input_sha256'][:12]} weights {w} t={g['threshold']}: {g['runs']} runs"
+        if g["agree"]:
+            print(f"{head}: one deletion digest, one map digest", file=out)
+            continue
+        print(f"{head}: DIGESTS DIFFER (reference {g['reference']})", file=out)
+        for d in g["divergences"]:
+            m = "none (no retained row before it)" if d["margin_cos"] is None else f"{d['margin_cos']:.3g} (cosine)"
+            print(f"  {d['run']}: first diverging chunk {d['first_chunk']}, margin {m}, flagged at risk: "
+                  f"{'yes' if d['at_risk'] else 'NO'}; {d['cascade']} later decisions differ (cascade)", file=out)
+    if res.codec_mismatches:
+        for c in res.codec_mismatches:
+            print(f"codec bytes differ for identical embeddings at rel_eb {c['rel_eb']}: {c['a']} vs {c['b']}", file=out)
+    else:
+        print(f"codec: {res.codec_checked} repeated (embeddings, rel_eb) pairs, identical bytes", file=out)
+    if args.json:
+        write_json(res.to_json(), args.json)
+    return 0 if res.agree else 1
+
+
+def run_weights(args: argparse.Namespace) -> int:
+    ident = det.make_weights_copy(args.out, encoder=args.encoder, dtype=args.dtype)
+    size = sum(f["bytes"] for f in ident["files"])
+    print(f"wrote {args.out} ({size / 2**20:.1f} MiB, weights stored as {args.dtype}); weights_sha256 {ident['weights_sha256']}")
+    return 0
