@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+
 import pytest
 
 from lam_ref import costmodel as cm
