@@ -210,6 +210,41 @@ def bench_scaling(d: int, t: float, n_min: int, n_max: int, budget: float, bande
             "n_measured_max": last["n"], "extrapolated_200k_s": at_200k}
 
 
+def bench_online(d: int, t: float, sizes: list[int], arrivals: int) -> dict:
+    """Algorithm 1, one arrival at a time, against a retained set of each size (state built with
+    ``Matcher.restore``, no matching): median admit latency, banded and exhaustive, interleaved.
+    Banded mode wins once a product against every retained row costs more than fetching the
+    band candidates (the crossover retained size)."""
+    from lam_ref.substitution import Matcher
+
+    rng = np.random.default_rng(77)
+    big = rng.standard_normal((max(sizes), d)).astype(np.float32)
+    big /= np.linalg.norm(big, axis=1, keepdims=True)
+    q = rng.standard_normal((arrivals, d)).astype(np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    rows = []
+    for nr in sizes:
+        ms = {}
+        for mode in ("banded", "exhaustive"):
+            m = Matcher(t, d, exhaustive=mode == "exhaustive")
+            m.reserve(nr + arrivals)
+            m.restore(big[:nr], np.arange(nr, dtype=np.int64), nr)
+            ms[mode] = m
+        lat: dict[str, list[float]] = {"banded": [], "exhaustive": []}
+        for i in range(arrivals):
+            for mode, m in ms.items():
+                t0 = time.perf_counter()
+                m.admit(q[i : i + 1])
+                lat[mode].append(time.perf_counter() - t0)
+        row = {"retained": nr, "banded_ms": 1e3 * float(np.median(lat["banded"])),
+               "exhaustive_ms": 1e3 * float(np.median(lat["exhaustive"]))}
+        row["banded_over_exhaustive"] = row["banded_ms"] / row["exhaustive_ms"]
+        rows.append(row)
+        print(f"  online N_R={nr}: banded {row['banded_ms']:.3f} ms, exhaustive {row['exhaustive_ms']:.3f} ms", flush=True)
+    wins = [r["retained"] for r in rows if r["banded_over_exhaustive"] < 1]
+    return {"dim": d, "t": t, "arrivals": arrivals, "rows": rows, "banded_wins_from_retained": min(wins) if wins else None}
+
+
 def crossover(main: dict, encoder_tok_s: float, window: int = 512) -> dict:
     """App. F.11: brute-force search of one arrival against |R| retained rows costs |R|/(pairs/s);
     encoding the arrival costs window/(encoder tok/s); they meet at |R| = pairs/s · window / tok/s."""
@@ -288,16 +323,22 @@ def main() -> int:
     ap.add_argument("--n-max", type=int, default=200_000)
     ap.add_argument("--budget", type=float, default=30.0, help="stop doubling N once one exhaustive run passes this")
     ap.add_argument("--banded-max", type=int, default=16_000, help="largest N also timed in banded mode")
+    ap.add_argument("--online-sizes", type=int, nargs="+", default=[1000, 4000, 16000, 64000])
+    ap.add_argument("--only", choices=["online"], help="run one part alone (printed, not written)")
     ap.add_argument("--json", help="write results here")
     ap.add_argument("--plots", help="folder for scaling.png/svg and roof_ratio.png/svg")
     args = ap.parse_args()
     t0 = time.perf_counter()
+    if args.only == "online":
+        print(json.dumps(bench_online(args.dim, args.t, args.online_sizes, 40), indent=1))
+        return 0
     print(f"main comparison N={args.n} D={args.dim} t={args.t}", flush=True)
     res = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "numpy": np.__version__,
                        "loadavg_start": list(os.getloadavg())},
            "main": bench_main(args.n, args.dim, args.t, args.repeat, args.naive_n)}
     print(json.dumps(res["main"], indent=1), flush=True)
     res["scaling"] = bench_scaling(args.dim, args.t, args.n_min, args.n_max, args.budget, args.banded_max)
+    res["online"] = bench_online(args.dim, args.t, args.online_sizes, 40)
     rate = measure_encoder_rate()
     if rate:
         res["crossover"] = crossover(res["main"], rate)

@@ -483,7 +483,8 @@ def substitute(
     Args:
         embeddings: float32 ``(N, D)`` unit rows in arrival order.
         t: cosine threshold.
-        r, rel: band width and quantizer step (banded mode).
+        r: band width (banded mode).
+        rel: quantizer step ε/σ (banded mode).
         exhaustive: blocked float32 products against the retained set instead of the band index.
         normalize: rescale rows to unit norm first.
         device: ``"cpu"`` (numpy) or ``"cuda"`` (cupy; exhaustive mode): where the float32 products
