@@ -324,13 +324,21 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=30.0, help="stop doubling N once one exhaustive run passes this")
     ap.add_argument("--banded-max", type=int, default=16_000, help="largest N also timed in banded mode")
     ap.add_argument("--online-sizes", type=int, nargs="+", default=[1000, 4000, 16000, 64000])
-    ap.add_argument("--only", choices=["online"], help="run one part alone (printed, not written)")
+    ap.add_argument("--only", choices=["online"], help="run one part alone (written to --json)")
     ap.add_argument("--json", help="write results here")
     ap.add_argument("--plots", help="folder for scaling.png/svg and roof_ratio.png/svg")
     args = ap.parse_args()
     t0 = time.perf_counter()
     if args.only == "online":
-        print(json.dumps(bench_online(args.dim, args.t, args.online_sizes, 40), indent=1))
+        on = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "loadavg_start": list(os.getloadavg())},
+              "online": bench_online(args.dim, args.t, args.online_sizes, 40)}
+        on["machine"]["loadavg_end"] = list(os.getloadavg())
+        print(json.dumps(on, indent=1))
+        if args.json:
+            tmp = args.json + ".tmp"
+            with open(tmp, "w") as fh:
+                json.dump(on, fh, indent=2)
+            os.replace(tmp, args.json)
         return 0
     print(f"main comparison N={args.n} D={args.dim} t={args.t}", flush=True)
     res = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "numpy": np.__version__,
