@@ -91,6 +91,9 @@ def plot_schedules(png: str, device: cm.DeviceProfile) -> list[Path]:
             ("delete in place, LAM", cm.simulate("delete_in_place", r, batch=b, device=device)),
             ("delete in place, invalidated share 0.94",
              cm.simulate("delete_in_place", r, batch=b, device=device, invalidated_share=cm.PAPER["invalidated_share"])),
+            ("defer to budget wall, LLMLingua-2 (r = 0.24)",
+             cm.simulate("wall", cm.PAPER["r_llmlingua2"], batch=b, device=device,
+                         compressor=lambda c: cm.class2_time(c, device=device))),
             ("no compaction (serving only)", cm.simulate("admit", 0.0, batch=b, device=device)),
         ]
         for label, run in runs:
