@@ -138,7 +138,8 @@ class Matcher:
         self._xp = array_module(device)
         if self._xp is not np and not self.exhaustive:
             raise LamValueError(f"device {device!r} applies to exhaustive mode only (the band index runs on the CPU)")
-        self._emb_x = self._emb  # the retained rows where the products run (a device copy for cuda)
+        # the retained rows where the products run: the host array itself, or a device copy for cuda
+        self._emb_x = self._emb if self._xp is np else self._xp.zeros(self._emb.shape, dtype=np.float32)
         self._gbuf = self._xp.zeros(0, dtype=np.float32)  # reused output of the products
 
     @property
@@ -215,6 +216,7 @@ class Matcher:
         for s in range(0, n if n > 1 else 0, _BLOCK):
             verified += self._admit_block(e[s : s + _BLOCK], pi[s : s + _BLOCK], dist[s : s + _BLOCK])
         self.pairs_verified += verified
+        self._gbuf = self._xp.zeros(0, dtype=np.float32)  # the products' buffer lives for one call only
         return pi, dist, verified
 
     def _products(self, block_x: Any, others_x: Any) -> Any:
