@@ -287,8 +287,12 @@ class BandIndex:
             self._main.insert(self._buf.h, self._buf.bp)
             self._buf = _SortedLevel()
 
-    def query(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Candidate pairs ``(row, position)``, unique, sorted by row then position, for query rows ``keys``."""
+    def query(self, keys: np.ndarray, *, unique: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate pairs ``(row, position)``, unique, sorted by row then position, for query rows ``keys``.
+
+        ``unique=False`` returns the raw matches (a pair repeats once per shared band, in no
+        particular order), for callers that deduplicate more cheaply themselves.
+        """
         m, nb = keys.shape
         rows: list[np.ndarray] = []
         pos: list[np.ndarray] = []
@@ -300,7 +304,7 @@ class BandIndex:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         r = np.concatenate(rows) if len(rows) > 1 else rows[0]
         p = np.concatenate(pos) if len(pos) > 1 else pos[0]
-        if r.size == 0:
+        if r.size == 0 or not unique:
             return r, p
         if m == 1:  # one query row: sort and drop repeats (cheaper than np.unique for a few ids)
             p = np.sort(p)

@@ -41,6 +41,35 @@ __all__ = ["MapView", "Matcher", "SubstitutionResult", "oracle", "substitute"]
 
 _U32 = 2.0**-24
 _BLOCK = 512
+# Banded blocks whose raw band matches exceed 1/_DENSE of the block × retained products verify
+# through the blocked float32 products (the exhaustive filter restricted to the band candidates)
+# instead of gathering each candidate pair: gathering costs far more per pair than a product.
+_DENSE = 256
+DEVICES = ("cpu", "cuda")
+
+
+def array_module(device: str) -> Any:
+    """The array module ``xp`` of the exhaustive kernel: numpy for ``"cpu"``, cupy for ``"cuda"``.
+
+    Raises:
+        LamValueError: ``device`` is not ``"cpu"``/``"cuda"``, or ``"cuda"`` without cupy or a CUDA device.
+    """
+    if device == "cpu":
+        return np
+    if device != "cuda":
+        raise LamValueError(f"device {device!r} must be one of {', '.join(DEVICES)}")
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("no CUDA device")
+    except Exception as exc:  # ImportError, CUDA driver/runtime errors
+        raise LamValueError(f"device 'cuda' needs cupy and a CUDA device ({type(exc).__name__}: {exc})") from None
+    return cupy
+
+
+def _to_host(x: Any) -> np.ndarray:
+    return x if isinstance(x, np.ndarray) else x.get()
 
 
 def _dot_error_bound(dim: int) -> float:
@@ -72,6 +101,13 @@ def _within_delta_pairs(e: np.ndarray, start: int, stop: int, d2: float) -> tupl
     return rows.astype(np.int64), cols.astype(np.int64)
 
 
+def _unique_pairs(rows: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct ``(row, pos)`` pairs sorted by row then pos."""
+    width = int(pos.max()) + 1
+    code = np.unique(rows * width + pos)
+    return code // width, code % width
+
+
 class Matcher:
     """Retained set ``R`` plus candidate index; admits arrivals in order, never revising (Alg. 1/2).
 
@@ -82,7 +118,8 @@ class Matcher:
     is the same as testing one arrival at a time: the lowest retained id within δ, or retain.
     """
 
-    def __init__(self, t: float, dim: int, *, exhaustive: bool = False, settings: BandSettings | None = None):
+    def __init__(self, t: float, dim: int, *, exhaustive: bool = False, settings: BandSettings | None = None,
+                 device: str = "cpu"):
         self.t = validate_threshold(t)
         self.d2 = delta_sq(self.t)
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
@@ -97,6 +134,13 @@ class Matcher:
         self.n_retained = 0
         self._index = BandIndex()
         self.pairs_verified = 0
+        self.device = device
+        self._xp = array_module(device)
+        if self._xp is not np and not self.exhaustive:
+            raise LamValueError(f"device {device!r} applies to exhaustive mode only (the band index runs on the CPU)")
+        # the retained rows where the products run: the host array itself, or a device copy for cuda
+        self._emb_x = self._emb if self._xp is np else self._xp.zeros(self._emb.shape, dtype=np.float32)
+        self._gbuf = self._xp.zeros(0, dtype=np.float32)  # reused output of the products
 
     @property
     def retained_ids(self) -> np.ndarray:
@@ -111,20 +155,41 @@ class Matcher:
         """Bytes held for the retained set and its index (capacity included)."""
         return self._emb.nbytes + self._norms.nbytes + self._ids.nbytes + self._index.nbytes
 
+    def reserve(self, capacity: int) -> None:
+        """Make room for ``capacity`` retained rows at once (a batch run knows N; no regrowth copies)."""
+        cap = self._emb.shape[0]
+        if capacity > cap:
+            self._grow(capacity)
+
+    def _grow(self, new: int) -> None:
+        k = self.n_retained
+        emb = np.empty((new, self.dim), dtype=np.float32)
+        emb[:k] = self._emb[:k]
+        norms = np.zeros(new)
+        norms[:k] = self._norms[:k]
+        ids = np.zeros(new, dtype=np.int64)
+        ids[:k] = self._ids[:k]
+        self._emb, self._norms, self._ids = emb, norms, ids
+
     def _append(self, rows: np.ndarray, ids: np.ndarray, keys: np.ndarray | None) -> None:
         k = rows.shape[0]
         need = self.n_retained + k
         cap = self._emb.shape[0]
         if need > cap:
-            new = max(need, cap + cap // 2)
-            self._emb = np.concatenate([self._emb, np.zeros((new - cap, self.dim), dtype=np.float32)])
-            self._norms = np.concatenate([self._norms, np.zeros(new - cap)])
-            self._ids = np.concatenate([self._ids, np.zeros(new - cap, dtype=np.int64)])
+            self._grow(max(need, cap + cap // 2))
         s = self.n_retained
         self._emb[s:need] = rows
         r64 = rows.astype(np.float64)
         self._norms[s:need] = (r64 * r64).sum(axis=1)
         self._ids[s:need] = ids
+        if self._xp is np:
+            self._emb_x = self._emb
+        else:
+            if self._emb_x.shape[0] < self._emb.shape[0]:
+                grown = self._xp.zeros(self._emb.shape, dtype=np.float32)
+                grown[: s] = self._emb_x[:s]
+                self._emb_x = grown
+            self._emb_x[s:need] = self._xp.asarray(rows)
         if keys is not None:
             self._index.add(keys, np.arange(s, need))
         self.n_retained = need
@@ -151,12 +216,32 @@ class Matcher:
         for s in range(0, n if n > 1 else 0, _BLOCK):
             verified += self._admit_block(e[s : s + _BLOCK], pi[s : s + _BLOCK], dist[s : s + _BLOCK])
         self.pairs_verified += verified
+        self._gbuf = self._xp.zeros(0, dtype=np.float32)  # the products' buffer lives for one call only
         return pi, dist, verified
 
-    def _gemm_candidates(self, block: np.ndarray, bnorms: np.ndarray, others: np.ndarray, onorms: np.ndarray):
-        g = block @ others.T
+    def _products(self, block_x: Any, others_x: Any) -> Any:
+        """``block @ others.T`` in float32 into a reused buffer (no fresh allocation per block)."""
+        xp = self._xp
+        need = block_x.shape[0] * others_x.shape[0]
+        if self._gbuf.size < need:
+            self._gbuf = xp.empty(max(need, self._gbuf.size + self._gbuf.size // 2), dtype=np.float32)
+        out = self._gbuf[:need].reshape(block_x.shape[0], others_x.shape[0])
+        return xp.matmul(block_x, others_x.T, out=out)
+
+    def _gemm_candidates(self, block_x: Any, bnorms: np.ndarray, others_x: Any, onorms: np.ndarray):
+        """Pairs ``(row, col)`` whose float32 product could satisfy ``sq <= δ²`` (a superset, proven by
+        :func:`_dot_error_bound`); the exact rule decides afterwards. Rows whose largest product is
+        below their bound are dropped with one max-reduction, so only the few rows with a candidate
+        are scanned element by element."""
+        xp = self._xp
+        g = self._products(block_x, others_x)
         thr = _filter_threshold(bnorms, float(onorms.min()), self.d2, self.dim)
-        return np.nonzero(g >= thr[:, None])
+        thr_x = thr if xp is np else xp.asarray(thr)
+        hot = xp.flatnonzero(g.max(axis=1) >= thr_x)
+        if hot.size == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        r, c = xp.nonzero(g[hot] >= thr_x[hot, None])
+        return _to_host(hot[r]).astype(np.int64), _to_host(c).astype(np.int64)
 
     def _prefilter(self, block, bnorms, rows, others, onorms, cols):
         """Drop candidate pairs whose float32 dot product proves ``sq > δ²`` (margin: ``_dot_error_bound``)."""
@@ -183,7 +268,12 @@ class Matcher:
         elif self.exhaustive:
             r64 = row.astype(np.float64)
             thr = _filter_threshold(np.einsum("ij,ij->i", r64, r64), float(self._norms[:nr].min()), self.d2, self.dim)
-            pos = np.flatnonzero(self._emb[:nr] @ row[0] >= thr[0])
+            if self._xp is np:
+                # einsum (one thread, SIMD), not BLAS sgemv: on a busy machine the threaded
+                # matrix-vector product waits on its threads 10-30x longer than it computes
+                pos = np.flatnonzero(np.einsum("ij,j->i", self._emb[:nr], row[0]) >= thr[0])
+            else:
+                pos = _to_host(self._xp.flatnonzero(self._emb_x[:nr] @ self._xp.asarray(row[0]) >= float(thr[0])))
         else:
             pos = self._index.query(keys)[1]
         if pos.size:
@@ -202,22 +292,36 @@ class Matcher:
         gids = np.arange(self.next_id, self.next_id + b, dtype=np.int64)
         self.next_id += b
         nr = self.n_retained
+        prefiltered = self.exhaustive
         keys = self._keys(block)
         b64 = block.astype(np.float64)
         bnorms = np.einsum("ij,ij->i", b64, b64)
+        block_x = block if self._xp is np or not self.exhaustive else self._xp.asarray(block)
         # 1. candidate pairs (row, retained position) against R before the block
         if nr == 0:
             pre_rows = pre_pos = np.zeros(0, np.int64)
         elif self.exhaustive:
-            pre_rows, pre_pos = self._gemm_candidates(block, bnorms, self._emb[:nr], self._norms[:nr])
+            pre_rows, pre_pos = self._gemm_candidates(block_x, bnorms, self._emb_x[:nr], self._norms[:nr])
         else:
-            pre_rows, pre_pos = self._index.query(keys)
-        n_pre_candidates = pre_rows.size
+            pre_rows, pre_pos = self._index.query(keys, unique=False)
+            if pre_rows.size and pre_rows.size * _DENSE >= b * nr:
+                # dense: mark the band candidates, keep those that pass the products' filter
+                cand = np.zeros((b, nr), dtype=bool)
+                cand[pre_rows, pre_pos] = True
+                n_pre_candidates = int(np.count_nonzero(cand))
+                rs, cs = self._gemm_candidates(block, bnorms, self._emb[:nr], self._norms[:nr])
+                sel = cand[rs, cs]
+                pre_rows, pre_pos = rs[sel], cs[sel]
+                prefiltered = True
+            elif pre_rows.size:
+                pre_rows, pre_pos = _unique_pairs(pre_rows, pre_pos)
+        if self.exhaustive or nr == 0 or not prefiltered:
+            n_pre_candidates = pre_rows.size
         # 2. candidate pairs (i, j), j < i, inside the block
         if b < 2:
             in_rows = in_cols = np.zeros(0, np.int64)
         elif self.exhaustive:
-            in_rows, in_cols = self._gemm_candidates(block, bnorms, block, bnorms)
+            in_rows, in_cols = self._gemm_candidates(block_x, bnorms, block_x, bnorms)
             lower = in_cols < in_rows
             in_rows, in_cols = in_rows[lower], in_cols[lower]
         else:
@@ -225,7 +329,8 @@ class Matcher:
         all_in_cols = in_cols
         # 3. exact verification (SPEC §2) of every candidate that the float32 prefilter cannot exclude
         resolved = np.zeros(b, dtype=bool)
-        pre_rows, pre_pos = self._prefilter(block, bnorms, pre_rows, self._emb, self._norms, pre_pos)
+        if not prefiltered:
+            pre_rows, pre_pos = self._prefilter(block, bnorms, pre_rows, self._emb, self._norms, pre_pos)
         if pre_rows.size:
             sq = sq_dist_rows(block, pre_rows, self._emb[pre_pos])
             ok = sq <= self.d2
@@ -237,7 +342,12 @@ class Matcher:
         keep = ~resolved
         if in_rows.size:
             todo = ~resolved[in_rows]
-            rows, cols = self._prefilter(block, bnorms, in_rows[todo], block, bnorms, in_cols[todo])
+            rows, cols = in_rows[todo], in_cols[todo]
+            if not self.exhaustive and rows.size >= 256:  # the block's own products: 512 x 512, cheap
+                g = block @ block.T
+                thr = (bnorms[rows] + bnorms[cols] - self.d2 - 1e-12) / 2.0 - _dot_error_bound(self.dim)
+                ok = g[rows, cols].astype(np.float64) >= thr
+                rows, cols = rows[ok], cols[ok]
             sq = sq_dist_rows(block, rows, block[cols])
             ok = sq <= self.d2
             rows, cols, sq = rows[ok], cols[ok], sq[ok]
@@ -367,18 +477,35 @@ def substitute(
     rel: float = 0.2,
     exhaustive: bool = False,
     normalize: bool = False,
+    device: str = "cpu",
 ) -> SubstitutionResult:
     """Algorithm 2 (batch) over embeddings in trajectory order (Appendix A; claims ``DEF1``, ``THM1``).
 
     ``exhaustive=True`` equals :func:`oracle` exactly; the default banded mode (``r``, ``rel``) is
     sound at any setting and equals the oracle when band recall is full.
+
+    Args:
+        embeddings: float32 ``(N, D)`` unit rows in arrival order.
+        t: cosine threshold.
+        r: band width (banded mode).
+        rel: quantizer step ε/σ (banded mode).
+        exhaustive: blocked float32 products against the retained set instead of the band index.
+        normalize: rescale rows to unit norm first.
+        device: ``"cpu"`` (numpy) or ``"cuda"`` (cupy; exhaustive mode): where the float32 products
+            run. Every candidate is confirmed on the host with the exact float64 rule of
+            :func:`lam_ref.geometry.sq_dist_rows`, so π is the same on both.
+
+    Raises:
+        LamValueError: invalid input, or ``device="cuda"`` without cupy/CUDA or with banded mode.
     """
     t = validate_threshold(t)
+    array_module(device)  # refuse an unusable device before any work
     settings = BandSettings(r=r, rel=rel)
     e = validate_embeddings(embeddings, normalize=normalize)
     n, d = e.shape
     start = time.perf_counter()
-    matcher = Matcher(t, d, exhaustive=exhaustive, settings=settings)
+    matcher = Matcher(t, d, exhaustive=exhaustive, settings=settings, device=device)
+    matcher.reserve(n)
     pi, dist, verified = matcher.admit(e)
     wall = time.perf_counter() - start
     return SubstitutionResult(
@@ -390,6 +517,7 @@ def substitute(
         total_pairs=n * (n - 1) // 2,
         wall_time_s=wall,
         settings=None if exhaustive else settings,
+        extra={"device": device} if device != "cpu" else {},
     )
 
 
