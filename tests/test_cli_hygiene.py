@@ -21,7 +21,8 @@ from lam_ref.cli import main
 from lam_ref.text import encoders as encoders_mod
 
 OBS = "collected 2 items\n\ntest_x.py ..  [100%]\n2 passed in 0.01s"
-SUBCOMMANDS = ["bands", "compact", "conform", "pairs", "restore", "substitute", "sweep", "verify"]
+SUBCOMMANDS = ["bands", "bench", "cct", "compact", "compare", "conform", "determinism", "model", "pairs", "restore",
+               "substitute", "sweep", "verify"]
 
 
 def _traj(i: int) -> dict:
@@ -85,6 +86,7 @@ def test_every_subcommand_is_covered_here():
     ("sweep", ["--encoder", "minilm"]),
     ("pairs", ["--encoder", "minilm"]),
     ("verify", ["--encoder", "minilm"]),
+    ("compare", ["--encoder", "minilm"]),
     ("restore", []),
 ])
 def test_missing_input_exits_2_before_any_model_loads(command, extra, tmp_path, capsys, no_model):
@@ -311,3 +313,24 @@ def test_sweep_at_t_1_has_no_division_by_zero(tmp_path, capsys):
     assert rc == 0, err
     rows = {r["t"]: r for r in json.loads(out)["rows"]}
     assert rows[1.0]["delta"] == 0.0 and rows[1.0]["keep"] <= 1.0, rows[1.0]
+
+
+@pytest.mark.parametrize("command,argv,named", [
+    ("determinism", ["probe", "{missing}", "--out", "{tmp}/out.json"], "{missing}"),
+    ("determinism", ["compare", "{missing}", "{missing}"], "{missing}"),
+    ("model", ["--device", "{missing}"], "{missing}"),
+    ("bench", ["constants", "--out", "{tmp}/no/such/profile.json"], "--out"),
+    ("cct", ["membership", "--json", "{tmp}/no/such/out.json"], "--json"),
+    ("compare", ["{tmp}/t.traj", "--json", "{tmp}/no/such/out.json"], "--json"),
+])
+def test_other_subcommands_refuse_unusable_input_with_one_line(command, argv, named, tmp_path, capsys, no_model):
+    """The subcommands beyond the trajectory pipeline follow the same convention: an unusable input
+    or output exits 2 with one line naming it, before any model loads and without creating folders."""
+    _write(tmp_path / "t.traj", _traj(1))
+    subst = {"missing": str(tmp_path / "missing.json"), "tmp": str(tmp_path)}
+    rc, _, err = _run(capsys, command, *[a.format(**subst) for a in argv])
+    assert rc == 2, f"{command} {argv}: exit 2, got {rc}: {err!r}"
+    line = _one_error_line(err, command)
+    assert named.format(**subst) in line, f"the line names {named!r}: {line!r}"
+    assert not (tmp_path / "no").exists(), "no folder was created implicitly"
+    assert not no_model, "the encoder loader was called"

@@ -60,7 +60,7 @@ from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, Encoder, get_en
 from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import Encoded, encode_chunks
 from ..text.records import Trajectory
-from ._common import check_output_file, loaded_trajectories, table, write_json
+from ._common import check_output_file, loaded_trajectories, plan_trajectory_files, table, write_json
 from .sweep import gold_key, load_gold
 
 DEFAULT_METHODS = "lam,l0,masking,semdedup,gem,lre"
@@ -270,6 +270,7 @@ def _n(k: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     plan = validate_args(args)
+    plan_trajectory_files(args.paths, args.format)  # a missing or empty input: exit 2 before any work
     t_start = time.perf_counter()
     failures: list[LoadFailure] = []
     trajs: list[Trajectory] = list(loaded_trajectories(args.paths, args.format, "compare", failures, show_warnings=False))
