@@ -23,7 +23,14 @@ import numpy as np
 import scipy.sparse as sp
 import xxhash
 
-from .geometry import LamValueError, delta_sq, validate_embeddings, validate_positive, validate_positive_int
+from .geometry import (
+    LamValueError,
+    delta_sq,
+    validate_embeddings,
+    validate_positive,
+    validate_positive_int,
+    within_delta_pairs,
+)
 
 __all__ = [
     "BandIndex",
@@ -399,8 +406,6 @@ def band_recall(
     float32 product and confirmed in float64); candidates are pairs sharing a band key. Memory
     stays ``O(block · N)``.
     """
-    from .substitution import _within_delta_pairs  # local import: substitution imports bands
-
     settings = BandSettings(r=r, rel=rel)
     e = validate_embeddings(embeddings, normalize=normalize)
     d2 = delta_sq(t)
@@ -418,7 +423,7 @@ def band_recall(
         candidates += int(upper.sum())
         cand_rows = co.row[upper] + s
         cand_cols = co.col[upper]
-        rows, cols = _within_delta_pairs(e, s, stop, d2)
+        rows, cols = within_delta_pairs(e, s, stop, d2)
         true_pairs += rows.size
         if rows.size:
             cand_code = np.sort(cand_rows.astype(np.int64) * n + cand_cols)

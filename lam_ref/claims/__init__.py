@@ -7,7 +7,10 @@ a test names an unknown claim, or an implementing name does not import; the docs
 (``docs/claims_page.py``) and ``tests/test_claims.py`` both call it.
 
 Adding a claim: one module ``lam_ref/claims/<id>.py`` defining ``CLAIM`` and one line in
-:data:`_MODULES`.
+:data:`_MODULES`. A claim that ``lam-ref verify`` checks on data also gives its record a
+``measure``, the rule ``holds``, the ``aggregation`` of each measured key over sets and a
+``describe`` (see :mod:`lam_ref.claims._base`); :func:`lam_ref.verify.verify_set`,
+:func:`lam_ref.verify.aggregate` and the printed table are loops over :func:`measured_claims`.
 """
 
 from __future__ import annotations
@@ -18,16 +21,38 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink
-from ._base import Claim
+from . import (
+    amdahl,
+    band,
+    c4,
+    cor1,
+    cor2,
+    cor3,
+    def1,
+    eq1,
+    eta,
+    gemlink,
+    hull,
+    online,
+    prop1,
+    prop2,
+    thm1,
+    thm2,
+)
+from ._base import FP_TOL, Claim, ClaimResult, Measurement, combine
 
 __all__ = [
     "CLAIMS",
+    "FP_TOL",
     "MARKER_RE",
     "TEST_DIRS",
     "Claim",
+    "ClaimResult",
     "Marker",
+    "Measurement",
     "check_registry",
+    "combine",
+    "measured_claims",
     "registry",
     "resolve",
     "scan_markers",
@@ -36,9 +61,19 @@ __all__ = [
 
 #: The claim modules, in the order of the claims page. Adding a claim: write
 #: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` and list the module here.
-_MODULES = (eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink)
+_MODULES = (eq1, def1, thm1, hull, cor1, prop1, cor2, prop2, thm2, cor3, c4, band, gemlink, online, amdahl, eta)
 
 CLAIMS: list[Claim] = [m.CLAIM for m in _MODULES]
+
+
+def measured_claims(claims: Iterable[Claim] | None = None) -> list[Claim]:
+    """The claims ``lam-ref verify`` measures on data (those with a ``measure``), in page order.
+
+    Examples:
+        >>> [c.id for c in measured_claims()][:3]
+        ['EQ1', 'DEF1', 'THM1']
+    """
+    return [c for c in (CLAIMS if claims is None else claims) if c.measured_on_data]
 
 #: Directories scanned for ``claim("ID")`` markers (relative to the repository root).
 TEST_DIRS: tuple[str, ...] = ("tests", "property_tests", "proofs", "lam_ref/conformance")
@@ -115,7 +150,7 @@ def check_registry(
 ) -> list[str]:
     """Problems with the registry against the tests under ``root`` (empty list: all good):
     a claim with no test, a marker naming an unknown claim, an implementing name that does not
-    import, a duplicate id."""
+    import, a duplicate id, a measured claim without its rule or description."""
     try:
         reg = registry(claims)
     except ValueError as exc:
@@ -129,6 +164,8 @@ def check_registry(
     for cid, c in reg.items():
         if cid not in tested:
             problems.append(f"claim {cid} has no test (no claim({cid!r}) marker under {', '.join(dirs)})")
+        if c.measure is not None and (c.holds is None or c.describe is None):
+            problems.append(f"claim {cid}: has a measure but no rule (holds) or no describe")
         for name in c.implements:
             try:
                 resolve(name)
