@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .geometry import LamValueError, delta_from_t, sq_dist_rows, validate_embeddings
+from .geometry import LamValueError, delta_from_t, kept_mask, sq_dist_rows, validate_embeddings, validate_map
 
 __all__ = [
     "DEFAULT_MIN_EVIDENCE_CHARS",
@@ -267,34 +267,11 @@ def merge_distances(embeddings: Any, pi: Any) -> tuple[np.ndarray, np.ndarray]:
     each ``π[i]`` is ``i`` or a smaller id that is itself retained.
     """
     e = validate_embeddings(embeddings, "embeddings")
-    p = _validate_pi(pi, e.shape[0])
-    ids = np.flatnonzero(p != np.arange(p.size, dtype=np.int64))
+    p = validate_map(pi, e.shape[0])
+    ids = np.flatnonzero(~kept_mask(p))
     if ids.size == 0:
         return ids.astype(np.int64), np.zeros(0, dtype=np.float64)
     return ids.astype(np.int64), np.sqrt(sq_dist_rows(e, ids, e[p[ids]]))
-
-
-def _validate_pi(pi: Any, n: int) -> np.ndarray:
-    try:
-        arr = np.asarray(pi)
-    except Exception as exc:
-        raise LamValueError(f"pi must be an integer array, could not convert: {exc}") from exc
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise LamValueError(f"pi must have shape ({n},), got {arr.shape}")
-    if n and not np.issubdtype(arr.dtype, np.integer):
-        raise LamValueError(f"pi must be an integer array, got dtype {arr.dtype}")
-    p = arr.astype(np.int64)
-    idx = np.arange(n, dtype=np.int64)
-    bad = (p < 0) | (p > idx)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise LamValueError(f"pi[{i}] = {int(p[i])} is not a retained id <= {i}")
-    merged = p != idx
-    if merged.any() and (p[p[merged]] != p[merged]).any():
-        i = int(np.flatnonzero(merged & (p[p] != p))[0])
-        raise LamValueError(f"pi[{i}] = {int(p[i])} points to a chunk that is itself merged (pi[{int(p[i])}] = "
-                            f"{int(p[p[i]])})")
-    return p
 
 
 def weighted_quantile(values: Any, weights: Any, q: Any) -> float:
@@ -799,15 +776,14 @@ def recall_at_k_per_query(chunks: Any, queries: Any, pi: Any, k: int) -> np.ndar
     """
     e = validate_embeddings(chunks, "chunks", allow_empty=False)
     qs = validate_embeddings(queries, "queries", dim=e.shape[1])
-    p = _validate_pi(pi, e.shape[0])
+    p = validate_map(pi, e.shape[0])
     kk = _nonneg_int(k, "k")
     if kk < 1:
         raise LamValueError(f"k must be >= 1, got {kk}")
-    n = e.shape[0]
     if qs.shape[0] == 0:
         return np.zeros(0, dtype=np.float64)
     scores = qs.astype(np.float64) @ e.astype(np.float64).T  # (Q, N)
-    kept = np.flatnonzero(p == np.arange(n))
+    kept = np.flatnonzero(kept_mask(p))
     out = np.empty(qs.shape[0], dtype=np.float64)
     for j in range(qs.shape[0]):
         top, top_r = _top_k(scores[j], kept, kk)
@@ -836,7 +812,7 @@ def evidence_hits_at_k(chunks: Any, queries: Any, pi: Any, k: int, targets: Sequ
     e = validate_embeddings(chunks, "chunks", allow_empty=False)
     qs = validate_embeddings(queries, "queries", dim=e.shape[1])
     n = e.shape[0]
-    p = _validate_pi(pi, n)
+    p = validate_map(pi, n)
     kk = _nonneg_int(k, "k")
     if kk < 1:
         raise LamValueError(f"k must be >= 1, got {kk}")
@@ -849,7 +825,7 @@ def evidence_hits_at_k(chunks: Any, queries: Any, pi: Any, k: int, targets: Sequ
             raise LamValueError(f"targets[{j}] holds a chunk id outside [0, {n}): {arr.tolist()}")
         tgts.append(arr)
     scores = qs.astype(np.float64) @ e.astype(np.float64).T
-    kept = np.flatnonzero(p == np.arange(n))
+    kept = np.flatnonzero(kept_mask(p))
     full = np.zeros(qs.shape[0], dtype=bool)
     sub = np.zeros(qs.shape[0], dtype=bool)
     for j, tgt in enumerate(tgts):

@@ -31,6 +31,7 @@ from .bands import BandIndex, BandSettings, band_keys, intra_block_pairs
 from .geometry import (
     LamValueError,
     delta_sq,
+    kept_mask,
     sq_dist_rows,
     validate_embeddings,
     validate_threshold,
@@ -246,7 +247,7 @@ class MapView:
     @property
     def kept(self) -> np.ndarray:
         """Boolean mask of retained chunks (``π[i] == i``)."""
-        return self.pi == np.arange(self.pi.shape[0], dtype=np.int64)
+        return kept_mask(self.pi)
 
     @property
     def kept_count(self) -> int:

@@ -40,7 +40,7 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from ..geometry import delta_sq, sq_dist_rows
+from ..geometry import LamValueError, delta_sq, kept_mask, sq_dist_rows, validate_map
 from ..strategies import (
     adversarial_pairs,
     chains,
@@ -51,6 +51,7 @@ from ..strategies import (
     unit_rows,
 )
 from ..substitution import oracle
+from ..text.lines import reference_tokens
 from .harness import CHECKS, Context, check
 from .strategies import codec_inputs, residual_records, shared_block_rows
 
@@ -94,19 +95,13 @@ def _sq_pairs(e: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
 
 def _assert_valid_map(e: np.ndarray, t: float, pi: np.ndarray, where: str) -> None:
     """π is a δ-substitution of the rows in arrival order (Definition 1, SPEC §1/§5)."""
-    n = e.shape[0]
-    ids = np.arange(n)
-    bad = np.flatnonzero((pi < 0) | (pi > ids))
-    assert bad.size == 0, (
-        f"{where}: π[{bad[0]}] = {pi[bad[0]]} but a representative must be an earlier or the same id "
-        "(0 <= π[i] <= i; SPEC §1)"
-    )
-    not_retained = np.flatnonzero(pi[pi] != pi)
-    assert not_retained.size == 0, (
-        f"{where}: π[{not_retained[0]}] = {pi[not_retained[0]]} is itself not retained "
-        f"(π[{pi[not_retained[0]]}] = {pi[pi[not_retained[0]]]}); representatives are retained chunks (SPEC §1)"
-    )
-    merged = np.flatnonzero(pi != ids)
+    try:
+        validate_map(pi, e.shape[0], "π")
+    except LamValueError as exc:
+        raise AssertionError(
+            f"{where}: {exc}; a representative is an earlier or the same id and is itself retained (SPEC §1)"
+        ) from None
+    merged = np.flatnonzero(~kept_mask(pi))
     if merged.size:
         sq = _sq_pairs(e, merged, pi[merged])
         d2 = delta_sq(t)
@@ -595,23 +590,14 @@ def expected_dedup(records: list[str], stub_prefix: str) -> list[list[tuple[str,
 
     A line is dropped iff an equal line (same UTF-8 bytes, hence same XXH3-64) was kept earlier in
     the trajectory; blank/whitespace-only lines and stub lines are kept and never registered; a
-    maximal run of dropped lines becomes one stub.
+    maximal run of dropped lines becomes one stub. The projection of lam_ref's one L0 reference
+    model (:func:`lam_ref.text.lines.reference_tokens`) onto what every implementation shares
+    (a stub's text is the implementation's own).
     """
-    seen: set[str] = set()
-    out: list[list[tuple[str, str | None]]] = []
-    for record in records:
-        tokens: list[tuple[str, str | None]] = []
-        for line in record.split("\n"):
-            if not line.strip() or line.startswith(stub_prefix):
-                tokens.append(("keep", line))
-            elif line in seen:
-                if not tokens or tokens[-1][0] != "stub":
-                    tokens.append(("stub", None))
-            else:
-                seen.add(line)
-                tokens.append(("keep", line))
-        out.append(tokens)
-    return out
+    return [
+        [("keep", tok[1]) if tok[0] == "keep" else ("stub", None) for tok in rec]
+        for rec in reference_tokens(records, stub_prefix)
+    ]
 
 
 @check("lines.semantics", claim="L0", spec="§7 exact line dedup over residual records; one stub per run", parts=("lines",))
