@@ -4,7 +4,7 @@
 ``claims.md`` lists each registered claim (:mod:`lam_ref.claims`) with its statement, where the
 paper states it, the code that implements it (links into the API reference) and the tests that
 check it (links to generated source pages, which link back). The build fails (``RuntimeError``)
-when :func:`lam_ref.claims.check_registry` reports a problem: a registered claim without a test,
+when :func:`lam_ref.claims.registry_problems` reports a problem: a registered claim without a test,
 a test naming an unknown claim, or an implementing name that does not import.
 """
 
@@ -15,7 +15,7 @@ import posixpath
 from collections import defaultdict
 from pathlib import Path
 
-from lam_ref.claims import CLAIMS, check_registry, registry, scan_markers
+from lam_ref.claims import CLAIMS, registry, registry_problems, scan_markers
 
 CLAIMS_PAGE = "claims.md"
 TESTS_DIR = "claims/tests"
@@ -33,7 +33,7 @@ def _test_page(path: str) -> str:
 def generate(open_file, root: str | os.PathLike[str]) -> list[str]:
     """Write the pages through ``open_file`` (``mkdocs_gen_files.open``); returns the page paths."""
     root = Path(root)
-    problems = check_registry(root)
+    problems = registry_problems(root)
     if problems:
         raise RuntimeError("claim registry check failed:\n  " + "\n  ".join(problems))
     reg = registry()

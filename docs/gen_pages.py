@@ -18,7 +18,7 @@ API_MODULES = [
     "lam_ref.verify",
     "lam_ref.claims",
     "lam_ref.strategies",
-    # compaction of real trajectories (issue 3; docs/compaction.md)
+    # compaction of real trajectories (docs/compaction.md)
     "lam_ref.text",
     "lam_ref.text.records",
     "lam_ref.text.loaders",
@@ -29,7 +29,7 @@ API_MODULES = [
     "lam_ref.text.audit",
     "lam_ref.text.pipeline",
     "lam_ref.demo",
-    # the conformance suite (issue 5; docs/conformance.md)
+    # the conformance suite (docs/conformance.md)
     "lam_ref.conformance",
     "lam_ref.conformance.checks",
     "lam_ref.conformance.harness",

@@ -40,6 +40,7 @@ __all__ = [
     "band_recall",
     "band_slices",
     "intra_block_pairs",
+    "band_quantize",
     "quantize",
     "xxh3_64_rows",
 ]
@@ -142,8 +143,9 @@ def xxh3_64_rows(data: np.ndarray) -> np.ndarray:
         return acc
 
 
-def quantize(embeddings: np.ndarray, rel: float, *, validated_unit: bool = False) -> np.ndarray:
-    """``Q_ε(e) = rint(e / (2ε))`` with ``ε = rel/sqrt(D)``, float64 arithmetic, half-to-even, int16.
+def band_quantize(embeddings: np.ndarray, rel: float, *, validated_unit: bool = False) -> np.ndarray:
+    """The band index's codes (SPEC §5; not the L2 codec's :func:`lam_ref.codec.codec_quantize`):
+    ``Q_ε(e) = rint(e / (2ε))`` with ``ε = rel/sqrt(D)``, float64 arithmetic, half-to-even, int16.
 
     Raises :class:`LamValueError` if a code would not fit in int16 (only possible for tiny ``rel``).
     ``validated_unit=True`` (rows already checked to be unit) skips the range scan when no unit
@@ -163,6 +165,10 @@ def quantize(embeddings: np.ndarray, rel: float, *, validated_unit: bool = False
     return q.astype(np.int16)
 
 
+#: Former name of :func:`band_quantize` (kept for callers).
+quantize = band_quantize
+
+
 def band_slices(dim: int, r: int) -> list[tuple[int, int]]:
     """Contiguous bands ``[b*r, min((b+1)*r, D))``; the last is shorter when ``r`` does not divide ``D``."""
     r = validate_positive_int(r, "r")
@@ -174,7 +180,7 @@ def band_keys(embeddings: np.ndarray, settings: BandSettings, *, validated_unit:
 
     The band number is part of the key: two rows collide in band ``b`` iff column ``b`` agrees.
     """
-    q = quantize(embeddings, settings.rel, validated_unit=validated_unit)
+    q = band_quantize(embeddings, settings.rel, validated_unit=validated_unit)
     n, d = q.shape
     r = settings.r
     raw = np.ascontiguousarray(q.astype("<i2", copy=False)).view(np.uint8).reshape(n, 2 * d)

@@ -13,6 +13,7 @@ confirms with :func:`sq_dist` (see :mod:`lam_ref.substitution`).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -32,9 +33,11 @@ __all__ = [
     "t_from_delta",
     "t_prime",
     "validate_embeddings",
+    "validate_int",
     "validate_map",
     "validate_positive",
     "validate_positive_int",
+    "validate_real",
     "validate_threshold",
     "within_delta_pairs",
 ]
@@ -55,13 +58,68 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def validate_real(value: Any, name: str, *, positive: bool = False) -> float:
+    """The scalar-validator family's real member: ``value`` as a finite float (``> 0`` too when
+    ``positive``), else :class:`LamValueError` naming ``name`` and the value (SPEC §2).
+
+    Args:
+        value: an int, float, ``Fraction`` or numpy scalar (never a bool or a string).
+        name: the argument's name in the message.
+        positive: require ``value > 0``.
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        LamValueError: for a non-number, NaN, an infinity, or (``positive``) a value ``<= 0``.
+
+    Examples:
+        >>> validate_real(3, "rho")
+        3.0
+        >>> validate_real(0.0, "rel", positive=True)
+        Traceback (most recent call last):
+        ...
+        lam_ref.geometry.LamValueError: rel must be a positive finite number, got 0.0
+    """
+    what = "a positive finite number" if positive else "a real number"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise LamValueError(f"{name} must be {what}, got {_short(value)} ({type(value).__name__})")
+    out = float(value)
+    if not math.isfinite(out):
+        raise LamValueError(f"{name} must be {'a positive finite number' if positive else 'finite'}, got {out!r}")
+    if positive and out <= 0.0:
+        raise LamValueError(f"{name} must be a positive finite number, got {out!r}")
+    return out
+
+
+def validate_int(value: Any, name: str, *, minimum: int | None = 0) -> int:
+    """The scalar-validator family's integer member: ``value`` as an int ``>= minimum`` (any
+    integer when ``minimum`` is ``None``), else :class:`LamValueError` naming ``name``.
+
+    Examples:
+        >>> validate_int(np.int64(4), "r", minimum=1)
+        4
+        >>> validate_int(-1, "min_chars")
+        Traceback (most recent call last):
+        ...
+        lam_ref.geometry.LamValueError: min_chars must be a non-negative integer, got -1
+    """
+    what = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer >= {minimum}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise LamValueError(f"{name} must be {what}, got {_short(value)} ({type(value).__name__})")
+    if minimum is not None and int(value) < minimum:
+        raise LamValueError(f"{name} must be {what}, got {int(value)}")
+    return int(value)
+
+
 def validate_threshold(t: Any, name: str = "t") -> float:
-    """Return ``t`` as a float, or raise :class:`LamValueError` unless ``-1 <= t <= 1`` (SPEC §2)."""
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)):
-        raise LamValueError(f"{name} must be a real number in [-1, 1], got {_short(t)} ({type(t).__name__})")
-    value = float(t)
-    if not math.isfinite(value):
-        raise LamValueError(f"{name} must be finite and in [-1, 1], got {value!r}")
+    """Return ``t`` as a float, or raise :class:`LamValueError` unless ``-1 <= t <= 1`` (SPEC §2).
+
+    Examples:
+        >>> validate_threshold(0.95)
+        0.95
+    """
+    value = validate_real(t, name)
     if not -1.0 <= value <= 1.0:
         raise LamValueError(f"{name} must be in [-1, 1], got {value!r}")
     return value
@@ -69,21 +127,12 @@ def validate_threshold(t: Any, name: str = "t") -> float:
 
 def validate_positive(value: Any, name: str) -> float:
     """Return ``value`` as a float, or raise unless it is finite and ``> 0`` (e.g. ``rel``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise LamValueError(f"{name} must be a positive number, got {_short(value)}")
-    out = float(value)
-    if not math.isfinite(out) or out <= 0.0:
-        raise LamValueError(f"{name} must be a positive finite number, got {out!r}")
-    return out
+    return validate_real(value, name, positive=True)
 
 
 def validate_positive_int(value: Any, name: str) -> int:
     """Return ``value`` as an int, or raise unless it is an integer ``>= 1`` (e.g. band width ``r``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise LamValueError(f"{name} must be a positive integer, got {_short(value)}")
-    if int(value) < 1:
-        raise LamValueError(f"{name} must be a positive integer, got {int(value)}")
-    return int(value)
+    return validate_int(value, name, minimum=1)
 
 
 def delta_from_t(t: float) -> float:

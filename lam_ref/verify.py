@@ -9,7 +9,7 @@ Tolerances are stated where floating point enters; the merge decision itself is 
 exact rule of :mod:`lam_ref.geometry`.
 
 The measure functions of the claims are re-exported here under their historical names
-(``check_substitution``, ``score_deficits``, ...).
+(``measure_substitution``, ``score_deficits``, ...).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .claims._base import FP_TOL
 from .claims._context import SetContext
 from .claims.cor1 import top_k_cover
 from .claims.cor2 import map_entropy
-from .claims.def1 import SubstitutionCheck, check_substitution
+from .claims.def1 import SubstitutionCheck, check_substitution, measure_substitution
 from .claims.eq1 import eq1_residuals
 from .claims.gemlink import captured_energy, gem_energy_bound
 from .claims.hull import HullDeficit, hull_deficit
@@ -43,6 +43,7 @@ __all__ = [
     "aggregate",
     "captured_energy",
     "check_substitution",
+    "measure_substitution",
     "describe",
     "eq1_residuals",
     "gem_energy_bound",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lam_ref.claims import CLAIMS, Claim, check_registry, registry, resolve, scan_markers
+from lam_ref.claims import CLAIMS, Claim, registry, registry_problems, resolve, scan_markers
 
 ROOT = Path(__file__).resolve().parents[1]
 # Marker text is assembled at run time so this file itself never contains a marker for a fake id.
@@ -18,7 +18,7 @@ REQUIRED = {"EQ1", "DEF1", "THM1", "COR1", "PROP1", "COR2", "COR3", "PROP2", "TH
 
 def test_repository_registry_is_consistent():
     """No claim without a test, no test with an unknown claim, no broken implementing name."""
-    problems = check_registry(ROOT)
+    problems = registry_problems(ROOT)
     assert problems == [], "registry problems:\n" + "\n".join(problems)
 
 
@@ -57,7 +57,7 @@ def test_unknown_claim_and_untested_claim_are_reported(tmp_path):
         Claim("KNOWN", "k", "x", "§0", ("lam_ref.geometry.delta_from_t",)),
         Claim("LONELY", "l", "y", "§0", ()),
     ]
-    problems = check_registry(tmp_path, claims)
+    problems = registry_problems(tmp_path, claims)
     assert any("unknown claim 'NOPE'" in p and "test_y" in p for p in problems), f"unknown id not reported: {problems}"
     assert any("claim LONELY has no test" in p for p in problems), f"untested claim not reported: {problems}"
     assert len(problems) == 2, f"unexpected problems: {problems}"
@@ -67,10 +67,10 @@ def test_broken_implementing_name_and_duplicates_are_reported(tmp_path):
     """An implementing name that does not import, and a duplicate id, are problems."""
     _write(tmp_path, "tests/test_x.py", f'@{MARK}("KNOWN")\ndef test_x():\n    pass\n')
     bad = [Claim("KNOWN", "k", "x", "§0", ("lam_ref.geometry.no_such_function",))]
-    problems = check_registry(tmp_path, bad)
+    problems = registry_problems(tmp_path, bad)
     assert len(problems) == 1 and "no_such_function" in problems[0], f"broken name not reported: {problems}"
     dup = [Claim("KNOWN", "k", "x", "§0", ()), Claim("KNOWN", "k2", "x", "§0", ())]
-    assert check_registry(tmp_path, dup) == ["claim id 'KNOWN' is registered twice"], "duplicate id not reported"
+    assert registry_problems(tmp_path, dup) == ["claim id 'KNOWN' is registered twice"], "duplicate id not reported"
 
 
 def test_resolve():

@@ -2,7 +2,7 @@ r"""The claim registry: every claim lam_ref checks, where the paper states it, t
 implements it and (found by scanning) the tests that check it (SPEC §11).
 
 A test names the claim it checks with the pytest marker ``@pytest.mark.claim("THM1")`` (or a
-module-level ``pytestmark``). :func:`check_registry` fails when a registered claim has no test,
+module-level ``pytestmark``). :func:`registry_problems` fails when a registered claim has no test,
 a test names an unknown claim, or an implementing name does not import; the docs build
 (``docs/claims_page.py``) and ``tests/test_claims.py`` both call it.
 
@@ -51,6 +51,7 @@ __all__ = [
     "Marker",
     "Measurement",
     "check_registry",
+    "registry_problems",
     "combine",
     "measured_claims",
     "registry",
@@ -145,7 +146,7 @@ def resolve(dotted: str) -> object:
     raise ImportError(f"cannot import {dotted!r}")
 
 
-def check_registry(
+def registry_problems(
     root: str | Path, claims: Iterable[Claim] | None = None, dirs: Iterable[str] = TEST_DIRS
 ) -> list[str]:
     """Problems with the registry against the tests under ``root`` (empty list: all good):
@@ -172,3 +173,7 @@ def check_registry(
             except (ImportError, AttributeError) as exc:
                 problems.append(f"claim {cid}: implementing name {name!r} does not import ({exc})")
     return problems
+
+
+#: Former name of :func:`registry_problems` (``check_*`` now means "raises"; this returns a list).
+check_registry = registry_problems

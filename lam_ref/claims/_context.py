@@ -16,7 +16,7 @@ import numpy as np
 
 from ..covering import covering_number, greedy_kept, packing_number, t_half
 from ..geometry import delta_from_t, delta_sq, t_prime
-from .def1 import SubstitutionCheck, check_substitution
+from .def1 import SubstitutionCheck, measure_substitution
 from .hull import HullDeficit, hull_deficit
 from .thm1 import adversarial_queries, random_queries, score_deficits
 
@@ -75,7 +75,7 @@ class SetContext:
     @cached_property
     def check(self) -> SubstitutionCheck:
         """Definition 1 on the map under test (``DEF1``), with its measured ``δ̂``."""
-        return check_substitution(self.e, self.pi, self.t)
+        return measure_substitution(self.e, self.pi, self.t)
 
     @cached_property
     def random_queries(self) -> np.ndarray:

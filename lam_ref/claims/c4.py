@@ -10,7 +10,7 @@ from typing import Any
 
 from ..covering import connected_components_map
 from ._base import Claim, Measurement, fmt
-from .def1 import check_substitution
+from .def1 import measure_substitution
 
 __all__ = ["CLAIM", "MAX_ROWS"]
 
@@ -22,7 +22,7 @@ def measure(ctx) -> Measurement | None:
     """The component map's ``|R|`` and ``δ̂`` against greedy's (none above :data:`MAX_ROWS`)."""
     if ctx.n > MAX_ROWS:
         return None
-    dchk = check_substitution(ctx.e, connected_components_map(ctx.e, ctx.t), ctx.t)
+    dchk = measure_substitution(ctx.e, connected_components_map(ctx.e, ctx.t), ctx.t)
     values = {"dsu_kept": dchk.kept, "dsu_delta_hat": dchk.delta_hat, "dsu_is_substitution": dchk.valid,
               "greedy_kept": ctx.greedy.kept_count}
     note = "DSU exceeds delta here (counterexample present)" if not dchk.valid else "DSU happens to be valid on this set"

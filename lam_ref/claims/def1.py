@@ -23,12 +23,12 @@ from ..geometry import (
 )
 from ._base import Claim, Measurement, fmt
 
-__all__ = ["CLAIM", "SubstitutionCheck", "check_substitution"]
+__all__ = ["CLAIM", "SubstitutionCheck", "check_substitution", "measure_substitution"]
 
 
 @dataclass(frozen=True)
 class SubstitutionCheck:
-    """Result of :func:`check_substitution`: ``valid`` iff ``(R, π)`` is a δ-substitution (DEF1).
+    """Result of :func:`measure_substitution`: ``valid`` iff ``(R, π)`` is a δ-substitution (DEF1).
 
     ``ordered`` additionally says every representative has a smaller id (SPEC §1 convention);
     ``problems`` lists the first violations found (row ids named).
@@ -46,7 +46,7 @@ class SubstitutionCheck:
         return asdict(self)
 
 
-def check_substitution(embeddings: Any, pi: Any, t: float) -> SubstitutionCheck:
+def measure_substitution(embeddings: Any, pi: Any, t: float) -> SubstitutionCheck:
     """Check Definition 1 (claim ``DEF1``): ``R = {i : π[i] = i}``, ``π`` maps into ``R``
     (``π|_R = id``) and ``sq(e_i, e_π[i]) <= δ²`` by the exact rule, for every row.
 
@@ -64,9 +64,9 @@ def check_substitution(embeddings: Any, pi: Any, t: float) -> SubstitutionCheck:
 
     Examples:
         >>> e = np.array([[1, 0], [0.6, 0.8]], dtype=np.float32)
-        >>> check_substitution(e, [0, 0], 0.5).valid
+        >>> measure_substitution(e, [0, 0], 0.5).valid
         True
-        >>> check_substitution(e, [0, 0], 0.9).problems[0][:30]
+        >>> measure_substitution(e, [0, 0], 0.9).problems[0][:30]
         'row 1 is 0.894427191 from pi[1'
     """
     e = validate_embeddings(embeddings)
@@ -97,6 +97,10 @@ def check_substitution(embeddings: Any, pi: Any, t: float) -> SubstitutionCheck:
     return SubstitutionCheck(not problems, ordered, n, int(kept.sum()), math.sqrt(d2), delta_hat, tuple(problems))
 
 
+#: Former name of :func:`measure_substitution` (``check_*`` now means "raises").
+check_substitution = measure_substitution
+
+
 def measure(ctx) -> Measurement:
     """Definition 1 on the map under test, and the ``δ̂`` the compactor reported."""
     chk = ctx.check
@@ -123,7 +127,7 @@ CLAIM = Claim(
     "δ-substitution",
     r"(R,\pi)\ \text{with}\ R\subseteq S,\ \pi:S\to R,\ \pi|_R=\mathrm{id},\ \|x-\pi(x)\|_2\le\delta\ \ \forall x\in S",
     "§2.4, Definition 1",
-    ("lam_ref.substitution.oracle", "lam_ref.substitution.substitute", "lam_ref.claims.def1.check_substitution"),
+    ("lam_ref.substitution.oracle", "lam_ref.substitution.substitute", "lam_ref.claims.def1.measure_substitution"),
     measure=measure,
     holds=holds,
     aggregation=AGGREGATION,
