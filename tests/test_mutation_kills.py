@@ -1,0 +1,81 @@
+"""Tests written for mutants that survived ``make mutation`` (docs/mutation.md): each names the
+mutation it kills."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lam_ref.digest import digest_lines, map_digest
+from lam_ref.geometry import (
+    LamValueError,
+    kept_mask,
+    sq_dist,
+    t_from_delta,
+    validate_embeddings,
+    validate_positive,
+    validate_threshold,
+)
+
+
+def test_t_from_delta_range_is_closed_at_two():
+    """``δ`` lies in ``[0, 2]`` for unit vectors (eq. 1): 2 maps to -1, anything above is refused
+    naming ``delta``. Kills ``d > 2.0`` → ``d > 3.0`` and a lost argument name."""
+    assert t_from_delta(2.0) == -1.0, "δ = 2 is antipodal: t = -1"
+    with pytest.raises(LamValueError, match=r"delta must be in \[0, 2\]"):
+        t_from_delta(2.5)
+    with pytest.raises(LamValueError, match="^delta must be a positive"):
+        t_from_delta(-0.5)
+
+
+def test_validators_name_the_argument_and_the_value():
+    """Messages start with the argument's name and show the offending value, shortened to 80
+    characters. Kills mutations of ``_short`` and of the value passed to it."""
+    long = "x" * 200
+    with pytest.raises(LamValueError) as err:
+        validate_threshold(long)
+    msg = str(err.value)
+    assert msg.startswith("t must be a real number"), msg
+    assert "'xxxx" in msg and "..." in msg and len(msg) < 160, f"the value is shown, shortened: {msg}"
+    with pytest.raises(LamValueError, match="^rel must be a positive finite number, got 'a'"):
+        validate_positive("a", "rel")
+    assert validate_positive(np.float32(0.5), "rel") == 0.5, "numpy scalars are numbers"
+
+
+def test_validate_embeddings_single_row_and_integer_rows():
+    """One row is a valid set (``n == 1`` is not the empty case); integer rows of unit norm are
+    accepted and returned as float32. Kills ``n == 0`` → ``n == 1``."""
+    one = validate_embeddings(np.array([[0.6, 0.8]]))
+    assert one.shape == (1, 2) and one.dtype == np.float32, f"one row kept: {one!r}"
+    ints = validate_embeddings(np.array([[1, 0], [0, 1]], dtype=np.int64))
+    assert ints.dtype == np.float32 and ints.tolist() == [[1.0, 0.0], [0.0, 1.0]], "integer unit rows"
+    empty = validate_embeddings(np.zeros((0, 3)))
+    assert empty.shape == (0, 3), "an empty set keeps its dimension"
+    with pytest.raises(LamValueError, match="is empty"):
+        validate_embeddings(np.zeros((0, 3)), allow_empty=False)
+
+
+def test_sq_dist_is_float64_for_float32_inputs():
+    """``sq`` is computed in float64 from float32 rows (SPEC §2): the result differs from the
+    float32 computation. Kills dropping the float64 casts."""
+    a = np.array([1.0, 0.0], dtype=np.float32)
+    b = np.array([np.float32(0.1), np.float32(0.3)], dtype=np.float32)
+    d = a.astype(np.float64) - b.astype(np.float64)
+    want = float((d * d).sum())
+    in_float32 = float(((a - b) * (a - b)).sum(dtype=np.float32))
+    assert want != in_float32, "the example must separate float64 from float32 arithmetic"
+    assert sq_dist(a, b) == want, f"sq {sq_dist(a, b)!r} vs float64 {want!r} (float32 gives {in_float32!r})"
+
+
+def test_kept_mask_with_offset_ids():
+    """Global ids from ``first_id`` (a turn of Algorithm 1): a row is kept iff ``π[i] == i``."""
+    assert kept_mask(np.array([5, 5, 7]), first_id=5).tolist() == [True, False, True], "offset ids"
+
+
+def test_digests_are_sixteen_hex_of_sha256():
+    """The digest is the first 16 hex digits of SHA-256 over the ASCII lines ``i:π[i]`` joined
+    by newlines (SPEC §10)."""
+    import hashlib
+
+    assert digest_lines(["0:0", "1:0"]) == hashlib.sha256(b"0:0\n1:0").hexdigest()[:16], "digest_lines"
+    assert map_digest(np.array([0, 0], dtype=np.int32)) == digest_lines(["0:0", "1:0"]), "map digest of int32 ids"
