@@ -408,6 +408,12 @@ def band_recall(
 ) -> BandRecall:
     """Recall of true merge pairs and candidate rate of the band index over all pairs (Table 26).
 
+    Examples:
+        >>> e = np.array([[1, 0], [1, 0], [0, 1]], dtype=np.float32)
+        >>> rec = band_recall(e, 0.9)
+        >>> rec.true_pairs, rec.true_pairs_found
+        (1, 1)
+
     True pairs are all ``i < j`` with ``sq(e_i, e_j) <= δ²`` (exact rule, found by a blocked
     float32 product and confirmed in float64); candidates are pairs sharing a band key. Memory
     stays ``O(block · N)``.

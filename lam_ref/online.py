@@ -73,7 +73,17 @@ class OnlineSession(MapView):
     """Algorithm 1 state ``(t, band settings, R, index, next id)`` (SPEC §6).
 
     ``OnlineSession(t)`` with the default band settings ``r = 4``, ``rel = 0.2``; pass
-    ``exhaustive=True`` for the exhaustive candidate generator (equal to the oracle).
+    ``exhaustive=True`` for the exhaustive candidate generator (equal to the oracle). Claim
+    ``ONLINE``: the concatenated turns' maps equal Algorithm 2's on all arrivals.
+
+    Examples:
+        >>> s = OnlineSession(0.9, exhaustive=True)
+        >>> s.admit(np.array([[1, 0], [0, 1]], dtype=np.float32)).pi.tolist()
+        [0, 1]
+        >>> s.admit(np.array([[1, 0]], dtype=np.float32)).pi.tolist()
+        [0]
+        >>> s.pi.tolist(), s.kept_count
+        ([0, 1, 0], 2)
     """
 
     def __init__(
