@@ -28,12 +28,12 @@ lint: venv
 	$(VENV)/bin/ruff check .
 
 docs: venv
-	$(VENV)/bin/mkdocs build --strict -q -d site
+	$(PY) -m mkdocs build --strict -q -d site
 
 test: venv
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -p no:cacheprovider
-	$(VENV)/bin/mkdocs build --strict -q -d site
+	$(PY) -m mkdocs build --strict -q -d site
 
 thorough: venv
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider

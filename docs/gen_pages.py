@@ -17,6 +17,18 @@ API_MODULES = [
     "lam_ref.covering",
     "lam_ref.verify",
     "lam_ref.claims",
+    # the claims lam-ref verify measures: each module holds its measure, rule and aggregation
+    "lam_ref.claims.eq1",
+    "lam_ref.claims.def1",
+    "lam_ref.claims.thm1",
+    "lam_ref.claims.hull",
+    "lam_ref.claims.cor1",
+    "lam_ref.claims.prop1",
+    "lam_ref.claims.cor2",
+    "lam_ref.claims.prop2",
+    "lam_ref.claims.thm2",
+    "lam_ref.claims.cor3",
+    "lam_ref.claims.gemlink",
     "lam_ref.strategies",
     # compaction of real trajectories (docs/compaction.md)
     "lam_ref.text",
