@@ -79,3 +79,64 @@ def test_digests_are_sixteen_hex_of_sha256():
 
     assert digest_lines(["0:0", "1:0"]) == hashlib.sha256(b"0:0\n1:0").hexdigest()[:16], "digest_lines"
     assert map_digest(np.array([0, 0], dtype=np.int32)) == digest_lines(["0:0", "1:0"]), "map digest of int32 ids"
+
+
+def test_short_keeps_eighty_characters_and_cuts_longer_values():
+    """A value whose repr has 80 characters is shown whole; 81 is cut to 77 + ``...`` (80)."""
+    whole = "x" * 78  # repr: 80 characters with the quotes
+    with pytest.raises(LamValueError) as err:
+        validate_threshold(whole)
+    assert f"got {whole!r} (str)" in str(err.value), f"an 80-character repr is shown whole: {err.value}"
+    cut = "x" * 79  # repr: 81 characters
+    with pytest.raises(LamValueError) as err:
+        validate_threshold(cut)
+    assert f"got {repr(cut)[:77]}... (str)" in str(err.value), f"an 81-character repr is cut to 80: {err.value}"
+
+
+def test_within_delta_pairs_at_the_extremes():
+    """The exact within-δ kernel (SPEC §2): antipodal rows at ``t = -1`` (δ² = 4) are a pair (the
+    filter threshold is negative there); an exact tie ``sq == δ²`` is a pair (inclusive); a pair
+    a hair beyond δ passes the float32 filter but not the exact rule; a block starting at row 1
+    reports global row ids. Kills ``/ 2.0`` → ``/ 3.0``, ``<=`` → ``<``, a dropped exact
+    confirmation and ``r + start`` → ``r - start``."""
+    from lam_ref.geometry import delta_sq, within_delta_pairs
+
+    anti = np.array([[1, 0], [-1, 0]], dtype=np.float32)
+    rows, cols = within_delta_pairs(anti, 0, 2, delta_sq(-1.0))
+    assert (rows.tolist(), cols.tolist()) == ([0], [1]), "antipodal rows are within δ = 2 at t = -1"
+    tie = np.array([[1, 0], [0, 1]], dtype=np.float32)
+    rows, cols = within_delta_pairs(tie, 0, 2, delta_sq(0.0))  # sq = 2.0 = δ² exactly
+    assert (rows.tolist(), cols.tolist()) == ([0], [1]), "sq == δ² merges (inclusive rule)"
+    hair = np.array([[1, 0], [-1e-8, 1]], dtype=np.float32)  # sq = 2 + 2e-8 > δ² = 2, dot within the filter's slack
+    sq = float(((hair[0].astype(np.float64) - hair[1].astype(np.float64)) ** 2).sum())
+    assert sq > delta_sq(0.0), f"the fixture must lie beyond δ: sq = {sq!r}"
+    rows, cols = within_delta_pairs(hair, 0, 2, delta_sq(0.0))
+    assert rows.size == 0, f"a pair at sq = {sq!r} > δ² = 2 is not within δ, got {rows.tolist()}"
+    three = np.array([[0, 1], [1, 0], [1, 0]], dtype=np.float32)
+    rows, cols = within_delta_pairs(three, 1, 3, delta_sq(0.9))
+    assert (rows.tolist(), cols.tolist()) == ([1], [2]), f"global ids from start = 1, got {rows.tolist()}, {cols.tolist()}"
+    assert rows.ndim == 1 and rows.dtype == np.int64, "int64 id arrays"
+
+
+def test_validate_map_refuses_wrong_length_and_forward_representatives():
+    """``validate_map`` checks by default the length, ``0 <= π[i] <= i`` (each bound on its own)
+    and names the argument and index. Kills ``or`` → ``and``, ``|`` → ``&``, a lost message and
+    ``structure=False`` as the default."""
+    from lam_ref.geometry import validate_map
+
+    with pytest.raises(LamValueError, match=r"pi must be an integer array of shape \(3,\)"):
+        validate_map(np.array([0, 0]), 3)
+    with pytest.raises(LamValueError, match=r"^pi\[1\] = 5 is not a retained id <= 1$"):
+        validate_map([0, 5], 2)
+    with pytest.raises(LamValueError, match=r"^pi\[1\] = -1 is not a retained id <= 1$"):
+        validate_map([0, -1], 2)
+    with pytest.raises(LamValueError, match=r"^pi\[2\] = 1 points to a chunk that is itself merged"):
+        validate_map([0, 0, 1], 3)
+
+
+def test_deletion_digest_names_a_repeated_id():
+    """A deletion set with a repeated id is refused with a message saying so (SPEC §10)."""
+    from lam_ref.digest import deletion_digest
+
+    with pytest.raises(ValueError, match="^deleted_ids contains a repeated id$"):
+        deletion_digest([1, 1])
