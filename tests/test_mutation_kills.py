@@ -140,3 +140,45 @@ def test_deletion_digest_names_a_repeated_id():
 
     with pytest.raises(ValueError, match="^deleted_ids contains a repeated id$"):
         deletion_digest([1, 1])
+
+
+def test_dot_error_bound_is_higham_gamma_with_the_norm_tolerance():
+    """The float32 dot-product error bound is ``γ_D (1 + NORM_TOLERANCE)² + 1e-9`` with
+    ``γ_D = D·u / (1 - D·u)``, ``u = 2⁻²⁴`` (Higham, Accuracy and Stability, §3.1), computed here
+    from the formula; infinite once ``D·u >= 1``. Kills every arithmetic mutation of it."""
+    from lam_ref.geometry import NORM_TOLERANCE, dot_error_bound
+
+    u = 2.0**-24
+    for dim in (1, 2, 384, 4096):
+        gamma = dim * u / (1 - dim * u)
+        want = gamma * (1 + NORM_TOLERANCE) * (1 + NORM_TOLERANCE) + 1e-9
+        assert dot_error_bound(dim) == pytest.approx(want, rel=1e-12), f"D = {dim}: {dot_error_bound(dim)!r} vs {want!r}"
+    assert dot_error_bound(2**24) == float("inf"), "D·u = 1: no finite bound"
+    assert dot_error_bound(2**24 - 1) < float("inf"), "D·u < 1: finite"
+
+
+def test_filter_threshold_never_rounds_up():
+    """The float32 filter threshold is at most the float64 bound it rounds (a higher filter would
+    drop a true pair), and strictly below it where float32 cannot represent it."""
+    from lam_ref.geometry import dot_error_bound, filter_threshold
+
+    rng = np.random.default_rng(0)
+    norms = 1 + rng.uniform(-1e-4, 1e-4, size=1000)
+    for d2 in (0.1, 0.37, 1.3):
+        got = filter_threshold(norms, 0.9999, d2, 16)
+        exact = (norms + 0.9999 - d2 - 1e-12) / 2.0 - dot_error_bound(16)
+        assert got.dtype == np.float32, "a float32 threshold"
+        assert np.all(got.astype(np.float64) <= exact), f"rounded up at d2 = {d2}"
+        assert np.all(exact - got.astype(np.float64) < 1.2e-7), "at most one float32 step below"
+
+
+def test_validate_int_names_its_minimum():
+    """The default minimum is 0 (counts); a minimum other than 0 and 1 is named in the message."""
+    from lam_ref.geometry import validate_int
+
+    assert validate_int(0, "k") == 0, "0 is a valid count by default"
+
+    with pytest.raises(LamValueError, match="^block must be an integer >= 8, got 4$"):
+        validate_int(4, "block", minimum=8)
+    with pytest.raises(LamValueError, match=r"^n must be an integer, got 1.5 \(float\)$"):
+        validate_int(1.5, "n", minimum=None)
