@@ -122,3 +122,42 @@ def test_docs_generator_fails_on_an_unknown_claim(tmp_path):
     _write(tmp_path, "tests/test_x.py", f'@{MARK}("NOPE")\ndef test_x():\n    pass\n')
     with pytest.raises(RuntimeError, match="unknown claim 'NOPE'"):
         mod.generate(lambda name, mode: Sink(name), tmp_path)
+
+
+def test_every_measured_key_has_an_aggregation_rule():
+    """Over two sets, in banded and exhaustive mode, with token weights (``T(δ)``), every
+    measured claim combines without an unknown key: no silent default aggregation exists."""
+    import numpy as np
+
+    from lam_ref.claims import measured_claims
+    from lam_ref.verify import aggregate, verify_set
+
+    rng = np.random.default_rng(4)
+    base = rng.standard_normal((4, 6))
+    rows = np.array([b + s * rng.standard_normal(6) for b in base for s in (0.0, 0.05, 0.3)])
+    e = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    w = list(range(1, 13))
+    for exhaustive in (False, True):
+        reps = [verify_set(e, 0.9, n_queries=8, weights=w, exhaustive=exhaustive), verify_set(e[:7], 0.9, n_queries=8, weights=w[:7], exhaustive=exhaustive)]
+        combined = {r.claim: r for r in aggregate(reps)}
+        want = {c.id for c in measured_claims()}
+        assert set(combined) == want, f"claims combined {sorted(combined)} vs measured {sorted(want)}"
+        for c in measured_claims():
+            assert set(combined[c.id].measured) <= set(c.aggregation), f"{c.id}: keys without a rule"
+            assert combined[c.id].passed is not False, f"{c.id} fails on valid data: {combined[c.id]}"
+
+
+def test_metadata_only_claims_are_skipped_by_verify():
+    """A claim with only metadata (no ``measure``) is listed on the claims page but not measured;
+    a claim with a measure but no rule is a registry problem."""
+    import numpy as np
+
+    from lam_ref.verify import verify_set
+
+    plain = Claim("PLAIN", "p", "x", "§0", ())
+    assert not plain.measured_on_data, "no measure: metadata only"
+    rep = verify_set(np.eye(2, dtype=np.float32), 0.9, n_queries=4, claims=[plain, registry()["EQ1"]])
+    assert list(rep.results) == ["EQ1"], f"only measured claims run: {list(rep.results)}"
+    broken = [Claim("HALF", "h", "x", "§0", (), measure=lambda ctx: None)]
+    problems = registry_problems(ROOT, broken, dirs=())
+    assert any("has a measure but no rule" in p for p in problems), f"a measure without a rule: {problems}"
