@@ -8,6 +8,7 @@ A module is a node; ``from .x import y`` is an edge to ``lam_ref.<...>.x`` (or t
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,7 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """``{module: {imported lam_ref modules}}`` for every module under ``lam_ref/``."""
     mods = _modules()
