@@ -74,3 +74,43 @@ def test_combine_keeps_verdicts_nones_and_notes():
         combine(band, [ClaimResult("BAND", True, a), ClaimResult("BAND", True, {**a, "r": 8})])
     row = REG["EQ1"].result(Measurement({"pairs": 1, "max_residual": 0.0, "slack": 0.0, "disagreements": 0, "within_slack": True}))
     assert row.claim == "EQ1" and row.passed is True, f"the row names its claim: {row}"
+
+
+@pytest.mark.claim("HULL")
+def test_hull_deficit_record_fields():
+    """The HULL record says everything it measured: with nothing deleted, value and lower bound
+    0, no row, no query, nothing solved, complete; otherwise the farthest row, its certified lower
+    bound, how many rows were solved and whether that was all of them (``limit``)."""
+    import numpy as np
+
+    from lam_ref.claims.hull import hull_deficit
+
+    none = hull_deficit(np.eye(3), [True, True, True])
+    assert (none.value, none.lower, none.argmax, none.query, none.solved, none.complete) == (0.0, 0.0, -1, None, 0, True), f"{none}"
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [0.8, 0.6], [0.6, 0.8]])
+    full = hull_deficit(e, [True, True, False, False, False])
+    assert full.argmax == 2 and full.solved == 3 and full.complete is True, f"first farthest row, all solved: {full}"
+    assert 0 <= full.value - full.lower <= HULL_TOL and full.value == pytest.approx(0.2 * np.sqrt(2)), f"{full}"
+    part = hull_deficit(e, [True, True, False, False, False], limit=3)
+    assert part.solved == 3 and part.complete is True, f"limit equal to the deleted count solves all: {part}"
+    inside = hull_deficit(np.array([[1.0, 0.0], [1.0, 0.0]]), [True, False])
+    assert (inside.value, inside.lower, inside.argmax, inside.solved) == (0.0, 0.0, -1, 1), f"a deleted copy is in the hull: {inside}"
+    one = hull_deficit(e, [True, True, False, False, False], limit=1)
+    assert one.solved == 1 and one.complete is False and one.argmax == 2, f"limit 1: the farthest row only: {one}"
+
+
+@pytest.mark.claim("GEMLINK")
+def test_captured_energy_rank_tolerance_and_mask():
+    """``E(R)`` projects on span(R) with rank tolerance ``1e-10·σ_max``: a retained row that is
+    (numerically) a copy adds no dimension; the mask may be a list of 0/1."""
+    import numpy as np
+
+    from lam_ref.claims.gemlink import captured_energy
+
+    # the second singular value of the first two rows is about 0.99e-10, under 1e-10·σ_max = 1.41e-10
+    e = np.array([[1.0, 0.0, 0.0], [1.0, 1.4e-10, 0.0], [0.0, 1.0, 0.0]])
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    got = captured_energy(e, [1, 1, 0])
+    assert got == pytest.approx(2 / 3, abs=1e-9), f"a near-copy adds no direction: E = {got}"
+    assert captured_energy(e, [0, 1, 1]) == pytest.approx(1.0), "a 0/1 list is a mask, not row ids"
+    assert captured_energy(e, [0, 0, 0]) == 0.0, "nothing retained: no energy"
