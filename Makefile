@@ -11,7 +11,7 @@ export HYPOTHESIS_PROFILE ?= ci
 export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 
-.PHONY: venv demo test lint docs bench thorough sanitize-l0 clean
+.PHONY: venv demo test lint docs bench thorough sanitize-l0 mutation clean
 
 $(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -63,5 +63,17 @@ sanitize-l0: venv
 	  HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider tests/test_text_lines.py; \
 	  rc=$$?; rm -f $(SO); $(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .; exit $$rc
 
+# Mutation testing (not part of `make test`): mutmut over the modules and tests named in
+# pyproject.toml's [tool.mutmut]; MUTATION_SECONDS caps the wall time. The score and the
+# surviving mutants are printed; docs/mutation.md records them with a killing test or an
+# equivalence argument for each survivor.
+MUTATION_SECONDS ?= 3600
+mutation: venv
+	rm -rf mutants
+	timeout $(MUTATION_SECONDS) $(VENV)/bin/mutmut run --max-children 2 || true
+	$(VENV)/bin/mutmut results --all true > mutation-results.txt || true
+	@echo "killed: $$(grep -c ': killed' mutation-results.txt)  survived: $$(grep -c ': survived' mutation-results.txt)  no tests: $$(grep -c ': no tests' mutation-results.txt)  timeout: $$(grep -c ': timeout' mutation-results.txt)"
+	@grep -E ': (survived|no tests)' mutation-results.txt || true
+
 clean:
-	rm -rf $(VENV) site .pytest_cache .hypothesis
+	rm -rf $(VENV) site .pytest_cache .hypothesis mutants mutation-results.txt

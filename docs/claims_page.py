@@ -4,7 +4,7 @@
 ``claims.md`` lists each registered claim (:mod:`lam_ref.claims`) with its statement, where the
 paper states it, the code that implements it (links into the API reference) and the tests that
 check it (links to generated source pages, which link back). The build fails (``RuntimeError``)
-when :func:`lam_ref.claims.check_registry` reports a problem: a registered claim without a test,
+when :func:`lam_ref.claims.registry_problems` reports a problem: a registered claim without a test,
 a test naming an unknown claim, or an implementing name that does not import.
 """
 
@@ -16,7 +16,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from lam_ref.claims import CLAIMS, check_registry, registry, scan_markers
+from lam_ref.claims import CLAIMS, registry, registry_problems, scan_markers
 
 CLAIMS_PAGE = "claims.md"
 TESTS_DIR = "claims/tests"
@@ -54,10 +54,27 @@ def _test_page(path: str) -> str:
     return f"{TESTS_DIR}/{path[:-3] if path.endswith('.py') else path}.md"
 
 
+def _first_line(func) -> str:
+    return ((func.__doc__ or "").strip().splitlines() or [""])[0]
+
+
+def _write_measure(fh, c) -> None:
+    """What ``lam-ref verify`` measures for a claim, the rule, and how each quantity combines
+    over sets: the same functions the verify loop calls (:mod:`lam_ref.claims`)."""
+    fh.write(
+        f"**Measured by `lam-ref verify`:** `{c.measure.__module__}.measure`: {_first_line(c.measure)} "
+        f"**Holds when:** {_first_line(c.holds)}\n\n"
+    )
+    fh.write("| measured | over sets |\n|---|---|\n")
+    for key, rule in c.aggregation.items():
+        fh.write(f"| `{key}` | {rule} |\n")
+    fh.write("\n")
+
+
 def generate(open_file, root: str | os.PathLike[str]) -> list[str]:
     """Write the pages through ``open_file`` (``mkdocs_gen_files.open``); returns the page paths."""
     root = Path(root)
-    problems = check_registry(root)
+    problems = registry_problems(root)
     if problems:
         raise RuntimeError("claim registry check failed:\n  " + "\n  ".join(problems))
     reg = registry()
@@ -99,6 +116,8 @@ def generate(open_file, root: str | os.PathLike[str]) -> list[str]:
                 fh.write(", ".join(links) + "\n\n")
             else:
                 fh.write("— (checked symbolically; no code of its own)\n\n")
+            if c.measured_on_data:
+                _write_measure(fh, c)
             fh.write("**Checked by:**\n\n")
             for m in by_claim[c.id]:
                 page = _test_page(m.path)

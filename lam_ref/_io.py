@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None]) -> Path:
@@ -38,3 +40,25 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write UTF-8 text atomically."""
     data = text.encode("utf-8")
     return atomic_write(path, lambda fh: fh.write(data))
+
+
+def write_json(obj: Any, dest: str | os.PathLike[str]) -> None:
+    """Write ``obj`` as indented, key-sorted JSON to ``dest`` (``-`` for stdout), files atomically;
+    numpy scalars and arrays become numbers and lists."""
+    text = json.dumps(obj, indent=2, sort_keys=True, default=_json_default)
+    if str(dest) == "-":
+        sys.stdout.write(text + "\n")
+        return
+    atomic_write_text(dest, text + "\n")
+
+
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")

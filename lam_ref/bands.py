@@ -23,7 +23,14 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from .geometry import LamValueError, delta_sq, validate_embeddings, validate_positive, validate_positive_int
+from .geometry import (
+    LamValueError,
+    delta_sq,
+    validate_embeddings,
+    validate_positive,
+    validate_positive_int,
+    within_delta_pairs,
+)
 
 __all__ = [
     "BandIndex",
@@ -33,6 +40,7 @@ __all__ = [
     "band_recall",
     "band_slices",
     "intra_block_pairs",
+    "band_quantize",
     "quantize",
     "xxh3_64_rows",
 ]
@@ -135,8 +143,9 @@ def xxh3_64_rows(data: np.ndarray) -> np.ndarray:
         return acc
 
 
-def quantize(embeddings: np.ndarray, rel: float, *, validated_unit: bool = False) -> np.ndarray:
-    """``Q_ε(e) = rint(e / (2ε))`` with ``ε = rel/sqrt(D)``, float64 arithmetic, half-to-even, int16.
+def band_quantize(embeddings: np.ndarray, rel: float, *, validated_unit: bool = False) -> np.ndarray:
+    """The band index's codes (SPEC §5; not the L2 codec's :func:`lam_ref.codec.codec_quantize`):
+    ``Q_ε(e) = rint(e / (2ε))`` with ``ε = rel/sqrt(D)``, float64 arithmetic, half-to-even, int16.
 
     Raises :class:`LamValueError` if a code would not fit in int16 (only possible for tiny ``rel``).
     ``validated_unit=True`` (rows already checked to be unit) skips the range scan when no unit
@@ -156,6 +165,10 @@ def quantize(embeddings: np.ndarray, rel: float, *, validated_unit: bool = False
     return q.astype(np.int16)
 
 
+#: Former name of :func:`band_quantize` (kept for callers).
+quantize = band_quantize
+
+
 def band_slices(dim: int, r: int) -> list[tuple[int, int]]:
     """Contiguous bands ``[b*r, min((b+1)*r, D))``; the last is shorter when ``r`` does not divide ``D``."""
     r = validate_positive_int(r, "r")
@@ -167,7 +180,7 @@ def band_keys(embeddings: np.ndarray, settings: BandSettings, *, validated_unit:
 
     The band number is part of the key: two rows collide in band ``b`` iff column ``b`` agrees.
     """
-    q = quantize(embeddings, settings.rel, validated_unit=validated_unit)
+    q = band_quantize(embeddings, settings.rel, validated_unit=validated_unit)
     n, d = q.shape
     r = settings.r
     raw = np.ascontiguousarray(q.astype("<i2", copy=False)).view(np.uint8).reshape(n, 2 * d)
@@ -403,12 +416,16 @@ def band_recall(
 ) -> BandRecall:
     """Recall of true merge pairs and candidate rate of the band index over all pairs (Table 26).
 
+    Examples:
+        >>> e = np.array([[1, 0], [1, 0], [0, 1]], dtype=np.float32)
+        >>> rec = band_recall(e, 0.9)
+        >>> rec.true_pairs, rec.true_pairs_found
+        (1, 1)
+
     True pairs are all ``i < j`` with ``sq(e_i, e_j) <= δ²`` (exact rule, found by a blocked
     float32 product and confirmed in float64); candidates are pairs sharing a band key. Memory
     stays ``O(block · N)``.
     """
-    from .substitution import _within_delta_pairs  # local import: substitution imports bands
-
     settings = BandSettings(r=r, rel=rel)
     e = validate_embeddings(embeddings, normalize=normalize)
     d2 = delta_sq(t)
@@ -426,7 +443,7 @@ def band_recall(
         candidates += int(upper.sum())
         cand_rows = co.row[upper] + s
         cand_cols = co.col[upper]
-        rows, cols = _within_delta_pairs(e, s, stop, d2)
+        rows, cols = within_delta_pairs(e, s, stop, d2)
         true_pairs += rows.size
         if rows.size:
             cand_code = np.sort(cand_rows.astype(np.int64) * n + cand_cols)

@@ -62,7 +62,8 @@ from typing import Any
 
 import numpy as np
 
-from .geometry import LamValueError
+from .devices import array_module  # noqa: F401  (re-exported: the codec's xp of a device)
+from .geometry import LamValueError, validate_int, validate_real
 
 __all__ = [
     "BLOCK_SIZE",
@@ -83,6 +84,8 @@ __all__ = [
     "codec_decode",
     "codec_encode",
     "codec_encode_rel",
+    "codec_dequantize",
+    "codec_quantize",
     "dequantize",
     "error_slack",
     "quantize",
@@ -116,18 +119,14 @@ _F32_OVERFLOW = 2.0**128 - 2.0**103
 
 def validate_eb(eb: Any, name: str = "eb") -> float:
     """An error bound as a positive finite float (``2·eb`` finite too); else :class:`LamValueError` naming ``name``."""
-    if isinstance(eb, bool) or not isinstance(eb, (int, float, np.integer, np.floating)):
-        raise LamValueError(f"{name} must be a positive finite number, got {eb!r} ({type(eb).__name__})")
-    value = float(eb)
-    if not math.isfinite(value) or value <= 0.0 or not math.isfinite(2.0 * value):
+    value = validate_real(eb, name, positive=True)
+    if not math.isfinite(2.0 * value):
         raise LamValueError(f"{name} must be a positive finite number (and 2*{name} finite), got {value!r}")
     return value
 
 
 def _validate_block(block_size: Any) -> int:
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
-        raise LamValueError(f"block_size must be an integer, got {block_size!r}")
-    b = int(block_size)
+    b = validate_int(block_size, "block_size", minimum=None)
     if b < 8 or b > _MAX_BLOCK or b % 8:
         raise LamValueError(f"block_size must be a multiple of 8 in [8, {_MAX_BLOCK}], got {b}")
     return b
@@ -179,8 +178,9 @@ def _as_float32_vector(x: Any, name: str = "x") -> np.ndarray:
 # quantizer (step 1) and reconstruction (step 6)
 
 
-def quantize(x: Any, eb: float, *, xp: Any = np) -> Any:
-    """Quantization codes ``q = round_half_up(x / (2·eb))`` as int64 (SPEC §9, step 1).
+def codec_quantize(x: Any, eb: float, *, xp: Any = np) -> Any:
+    """Quantization codes ``q = round_half_up(x / (2·eb))`` as int64 (SPEC §9, step 1): the L2
+    codec's, not the band index's :func:`~lam_ref.bands.band_quantize` (half to even, int16).
 
     Exactly: ``y = float64(x) / (2.0*eb)`` (IEEE division), ``q = floor(y) + (y - floor(y) >= 0.5)``.
     ``y - floor(y)`` is exact in float64, so ties (``y = k + 1/2``) always go up: ``2.5 -> 3``,
@@ -205,7 +205,7 @@ def quantize(x: Any, eb: float, *, xp: Any = np) -> Any:
     return q.astype(xp.int64)
 
 
-def dequantize(q: Any, eb: float, *, xp: Any = np) -> Any:
+def codec_dequantize(q: Any, eb: float, *, xp: Any = np) -> Any:
     """Reconstruction ``x' = float32(float64(q) * (2.0*eb))`` (round to nearest even; SPEC §9, step 6)."""
     s = 2.0 * validate_eb(eb)
     with np.errstate(over="ignore"):  # an overflow to inf is reported by the caller, never returned
@@ -446,18 +446,6 @@ def split_stream(b: Any) -> tuple[CodecHeader, np.ndarray, np.ndarray]:
     return h, rates, body[nb:]
 
 
-def array_module(device: str = "cpu") -> Any:
-    """The array module of a device: ``numpy`` for ``"cpu"``, ``cupy`` for ``"cuda"`` (checked:
-    CuPy installed and a CUDA device visible, else :class:`LamValueError`)."""
-    if device == "cpu":
-        return np
-    if device == "cuda":
-        from .determinism import require_cuda
-
-        return require_cuda()
-    raise LamValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
-
-
 def _xp_vector(x: Any, xp: Any) -> Any:
     """``x`` as a contiguous float32 1-D array of ``xp`` (finite values only)."""
     arr = xp.asarray(x)
@@ -490,6 +478,12 @@ def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = N
 
     Returns:
         The stream (host ``bytes``; the header and CRC-32 are always built on the host).
+
+    Examples:
+        >>> x = np.array([0.1, -0.25, 3.0], dtype=np.float32)
+        >>> y = codec_decode(codec_encode(x, 0.01))
+        >>> y.dtype, bool(np.all(np.abs(y - x) <= 0.01 * (1 + 1e-6)))
+        (dtype('float32'), True)
     """
     if xp is None:
         arr = _as_float32_vector(x)
@@ -498,7 +492,7 @@ def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = N
         arr = _xp_vector(x, xp)
     e = validate_eb(eb)
     block = _validate_block(block_size)
-    q = quantize(arr, e, xp=xp)
+    q = codec_quantize(arr, e, xp=xp)
     rates, payload = encode_blocks(q, block, xp)
     return assemble_stream(int(arr.size), e, block, _host(rates).tobytes(), _host(payload).tobytes())
 
@@ -527,7 +521,7 @@ def codec_decode(b: Any, *, xp: Any = None) -> Any:
     if mod is not np:
         rates, payload = mod.asarray(rates), mod.asarray(payload)
     q = decode_blocks(rates, payload, h.n, h.block_size, mod)
-    out = dequantize(q, h.eb, xp=mod)
+    out = codec_dequantize(q, h.eb, xp=mod)
     if out.size and not bool(mod.isfinite(out).all()):
         raise LamValueError("corrupt codec stream: a reconstructed value overflows float32")
     return out
@@ -669,3 +663,8 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
 
 if _register_codec is not None:
     _register_codec(CuSZpPlain)
+
+
+#: Former names of :func:`codec_quantize` and :func:`codec_dequantize` (kept for callers).
+quantize = codec_quantize
+dequantize = codec_dequantize

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import inspect
 import json
 import math
 import os
@@ -48,6 +47,7 @@ import numpy as np
 
 from . import codec as _codec
 from . import digest as _digest
+from .devices import DEVICES, check_device, require_cuda
 from .geometry import LamValueError, delta_sq, validate_embeddings, validate_positive_int, validate_threshold
 
 __all__ = [
@@ -83,7 +83,6 @@ SCHEMA = "lam_ref.determinism/1"
 #: Encoder precisions the probe accepts (``--dtype``).
 DTYPES = ("float32", "bfloat16", "float16")
 #: Execution devices (``--device``).
-DEVICES = ("cpu", "cuda")
 #: The paper's batch sizes (App. D) and thresholds.
 DEFAULT_BATCH_SIZES = (8, 16, 32, 64, 128, 256)
 DEFAULT_THRESHOLDS = (0.99, 0.95)
@@ -221,42 +220,11 @@ def first_divergence(pi_a: Any, pi_b: Any) -> tuple[int | None, int]:
 # devices
 
 
-def require_cuda() -> Any:
-    """The ``cupy`` module, or :class:`LamValueError` when CuPy or a CUDA device is missing."""
-    try:
-        import cupy
-    except ImportError as exc:
-        raise LamValueError("device 'cuda' needs CuPy and a CUDA device (pip install lam_ref[gpu]); cupy is not installed") from exc
-    try:
-        count = int(cupy.cuda.runtime.getDeviceCount())
-    except Exception as exc:  # noqa: BLE001 - any CUDA runtime failure means no usable device
-        raise LamValueError(f"device 'cuda' needs CuPy and a CUDA device; the CUDA runtime says: {exc}") from exc
-    if count < 1:
-        raise LamValueError("device 'cuda' needs CuPy and a CUDA device; none is visible")
-    return cupy
-
-
-def check_device(device: Any, name: str = "device") -> str:
-    """``'cpu'`` or ``'cuda'`` (CUDA checked for CuPy and a device); else :class:`LamValueError`."""
-    if device not in DEVICES:
-        raise LamValueError(f"{name} must be one of {', '.join(DEVICES)}, got {device!r}")
-    if device == "cuda":
-        require_cuda()
-    return device
-
-
 def device_kwargs(device: Any) -> dict[str, Any]:
     """Keyword arguments that send :func:`lam_ref.substitution.substitute` to ``device``: ``{}`` for
-    the CPU; ``{"device": "cuda"}`` when CuPy and a CUDA device are present and ``substitute``
-    accepts a ``device`` argument; otherwise :class:`LamValueError` naming the device."""
-    from .substitution import substitute
-
-    device = check_device(device)
-    if device == "cpu":
-        return {}
-    if "device" not in inspect.signature(substitute).parameters:
-        raise LamValueError(f"device {device!r}: this lam_ref's substitute() has no device argument (CPU only)")
-    return {"device": device}
+    the CPU; ``{"device": "cuda"}`` when CuPy and a CUDA device are present; otherwise
+    :class:`LamValueError` naming the device."""
+    return {} if check_device(device) == "cpu" else {"device": device}
 
 
 def greedy_map(embeddings: Any, t: float, groups: Sequence[tuple[int, int]] | None = None, *, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:

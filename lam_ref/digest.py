@@ -23,7 +23,12 @@ def digest_lines(lines: Iterable[str]) -> str:
 
 
 def deletion_digest(deleted_ids: Iterable[int]) -> str:
-    """Digest of a deletion set of global chunk ids (order-free; duplicates are an error)."""
+    """Digest of a deletion set of global chunk ids (order-free; duplicates are an error; SPEC §10).
+
+    Examples:
+        >>> deletion_digest([3, 1]) == deletion_digest([1, 3]) == digest_lines(["1", "3"])
+        True
+    """
     ids = sorted(int(i) for i in deleted_ids)
     if len(set(ids)) != len(ids):
         raise ValueError("deleted_ids contains a repeated id")
@@ -31,7 +36,12 @@ def deletion_digest(deleted_ids: Iterable[int]) -> str:
 
 
 def map_digest(pi: np.ndarray | Iterable[int]) -> str:
-    """Digest of a representative map ``π`` (lines ``i:π[i]`` in id order)."""
+    """Digest of a representative map ``π`` (lines ``i:π[i]`` in id order; SPEC §10).
+
+    Examples:
+        >>> map_digest([0, 0, 2]) == digest_lines(["0:0", "1:0", "2:2"])
+        True
+    """
     return digest_lines(f"{i}:{int(p)}" for i, p in enumerate(np.asarray(pi, dtype=np.int64).tolist()))
 
 

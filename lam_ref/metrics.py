@@ -29,7 +29,16 @@ from typing import Any
 
 import numpy as np
 
-from .geometry import LamValueError, delta_from_t, sq_dist_rows, validate_embeddings
+from .geometry import (
+    LamValueError,
+    delta_from_t,
+    kept_mask,
+    sq_dist_rows,
+    validate_embeddings,
+    validate_int,
+    validate_map,
+    validate_real,
+)
 
 __all__ = [
     "DEFAULT_MIN_EVIDENCE_CHARS",
@@ -80,23 +89,6 @@ REPAIR_TOKENS = 636.8
 # small validators
 
 
-def _nonneg_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise LamValueError(f"{name} must be a non-negative integer, got {value!r} ({type(value).__name__})")
-    if int(value) < 0:
-        raise LamValueError(f"{name} must be a non-negative integer, got {int(value)}")
-    return int(value)
-
-
-def _real(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, np.integer, np.floating)):
-        raise LamValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    out = float(value)
-    if not math.isfinite(out):
-        raise LamValueError(f"{name} must be finite, got {out!r}")
-    return out
-
-
 def to_fraction(value: Any, name: str = "value") -> Fraction:
     """Exact rational form of ``value``: a ``Fraction``/int as is, a string parsed (``"0.999"``,
     ``"999/1000"``), a float through its shortest repr (``Fraction(str(0.999)) == 999/1000``).
@@ -133,8 +125,8 @@ def removal_exact(original_tokens: int, residual_tokens: int) -> Fraction:
     is an error. A residual longer than a non-empty original gives a negative removal (stubs can
     cost more than they save) and is returned as such.
     """
-    o = _nonneg_int(original_tokens, "original_tokens")
-    r = _nonneg_int(residual_tokens, "residual_tokens")
+    o = validate_int(original_tokens, "original_tokens")
+    r = validate_int(residual_tokens, "residual_tokens")
     if o == 0:
         if r != 0:
             raise LamValueError(f"residual_tokens = {r} but original_tokens = 0: removal is undefined")
@@ -210,10 +202,10 @@ def corpus_removal(
     ``residual_tokens`` include stubs (net); ``residual_tokens_without_stubs`` (gross) defaults to
     ``residual_tokens`` (a layer that emits no stubs). Per-trajectory removals are never averaged.
     """
-    o = [_nonneg_int(x, f"original_tokens[{i}]") for i, x in enumerate(original_tokens)]
-    r = [_nonneg_int(x, f"residual_tokens[{i}]") for i, x in enumerate(residual_tokens)]
+    o = [validate_int(x, f"original_tokens[{i}]") for i, x in enumerate(original_tokens)]
+    r = [validate_int(x, f"residual_tokens[{i}]") for i, x in enumerate(residual_tokens)]
     g = r if residual_tokens_without_stubs is None else [
-        _nonneg_int(x, f"residual_tokens_without_stubs[{i}]") for i, x in enumerate(residual_tokens_without_stubs)
+        validate_int(x, f"residual_tokens_without_stubs[{i}]") for i, x in enumerate(residual_tokens_without_stubs)
     ]
     if not (len(o) == len(r) == len(g)):
         raise LamValueError(
@@ -249,7 +241,7 @@ def independence_estimate(*removals: float) -> float:
     """
     prod = 1.0
     for i, x in enumerate(removals):
-        v = _real(x, f"removals[{i}]")
+        v = validate_real(x, f"removals[{i}]")
         if not 0.0 <= v <= 1.0:
             raise LamValueError(f"removals[{i}] must be in [0, 1], got {v!r}")
         prod *= 1.0 - v
@@ -267,34 +259,11 @@ def merge_distances(embeddings: Any, pi: Any) -> tuple[np.ndarray, np.ndarray]:
     each ``π[i]`` is ``i`` or a smaller id that is itself retained.
     """
     e = validate_embeddings(embeddings, "embeddings")
-    p = _validate_pi(pi, e.shape[0])
-    ids = np.flatnonzero(p != np.arange(p.size, dtype=np.int64))
+    p = validate_map(pi, e.shape[0])
+    ids = np.flatnonzero(~kept_mask(p))
     if ids.size == 0:
         return ids.astype(np.int64), np.zeros(0, dtype=np.float64)
     return ids.astype(np.int64), np.sqrt(sq_dist_rows(e, ids, e[p[ids]]))
-
-
-def _validate_pi(pi: Any, n: int) -> np.ndarray:
-    try:
-        arr = np.asarray(pi)
-    except Exception as exc:
-        raise LamValueError(f"pi must be an integer array, could not convert: {exc}") from exc
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise LamValueError(f"pi must have shape ({n},), got {arr.shape}")
-    if n and not np.issubdtype(arr.dtype, np.integer):
-        raise LamValueError(f"pi must be an integer array, got dtype {arr.dtype}")
-    p = arr.astype(np.int64)
-    idx = np.arange(n, dtype=np.int64)
-    bad = (p < 0) | (p > idx)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise LamValueError(f"pi[{i}] = {int(p[i])} is not a retained id <= {i}")
-    merged = p != idx
-    if merged.any() and (p[p[merged]] != p[merged]).any():
-        i = int(np.flatnonzero(merged & (p[p] != p))[0])
-        raise LamValueError(f"pi[{i}] = {int(p[i])} points to a chunk that is itself merged (pi[{int(p[i])}] = "
-                            f"{int(p[p[i]])})")
-    return p
 
 
 def weighted_quantile(values: Any, weights: Any, q: Any) -> float:
@@ -414,7 +383,7 @@ def evidence_lines(gold_patch: str, min_chars: int = DEFAULT_MIN_EVIDENCE_CHARS)
     """
     if not isinstance(gold_patch, str):
         raise LamValueError(f"gold_patch must be str, got {type(gold_patch).__name__}")
-    n = _nonneg_int(min_chars, "min_chars")
+    n = validate_int(min_chars, "min_chars")
     seen: dict[str, None] = {}
     for raw in gold_patch.split("\n"):
         line = raw[:-1] if raw.endswith("\r") else raw
@@ -481,7 +450,7 @@ def relaxed_match(line: str, text: str, dilation: int = DEFAULT_RELAXED_DILATION
     has tokens at positions ``p_1 < ... < p_k`` equal to them in order with ``p_k - p_1 + 1 <=
     dilation·k``. A line without alphanumeric tokens falls back to the exact substring test.
     """
-    d = _nonneg_int(dilation, "dilation")
+    d = validate_int(dilation, "dilation")
     if d < 1:
         raise LamValueError(f"dilation must be >= 1, got {d}")
     toks = _ALNUM.findall(line)
@@ -553,7 +522,7 @@ def evidence_retention(
     witnessed = tuple(ln for ln in lines if any(ln in o for o in orig))
     if relaxed:
         indexes = [_TokenIndex(r) for r in res]
-        d = _nonneg_int(dilation, "dilation")
+        d = validate_int(dilation, "dilation")
         if d < 1:
             raise LamValueError(f"dilation must be >= 1, got {d}")
 
@@ -640,9 +609,9 @@ class OperatingPoint:
     lines_witnessed: int
 
     def __post_init__(self) -> None:
-        _real(self.rho, "rho")
-        k = _nonneg_int(self.lines_kept, "lines_kept")
-        w = _nonneg_int(self.lines_witnessed, "lines_witnessed")
+        validate_real(self.rho, "rho")
+        k = validate_int(self.lines_kept, "lines_kept")
+        w = validate_int(self.lines_witnessed, "lines_witnessed")
         if k > w:
             raise LamValueError(f"lines_kept = {k} exceeds lines_witnessed = {w} ({self.label!r})")
 
@@ -734,7 +703,7 @@ def bfr(stream_tokens: Iterable[int], budget: int | str) -> Fraction:
     """Budget-feasibility rate ``BFR@B`` (Table 19): share of trajectories whose residual observation
     stream has ``tokens <= B`` (``B`` via :func:`parse_budget`, ``K = 1000``)."""
     b = parse_budget(budget)
-    toks = [_nonneg_int(x, f"stream_tokens[{i}]") for i, x in enumerate(stream_tokens)]
+    toks = [validate_int(x, f"stream_tokens[{i}]") for i, x in enumerate(stream_tokens)]
     if not toks:
         raise LamValueError("stream_tokens is empty: BFR needs at least one trajectory")
     return Fraction(sum(1 for x in toks if x <= b), len(toks))
@@ -747,15 +716,15 @@ def eta(rho: float, repairs: int, kappa: float, total_tokens: int, repair_tokens
     ``Δ = repair_tokens`` (636.8) and ``T = total_tokens`` the observation tokens of the corpus
     (9,017,033 in the paper).
     """
-    r = _real(rho, "rho")
-    n = _nonneg_int(repairs, "repairs")
-    k = _real(kappa, "kappa")
+    r = validate_real(rho, "rho")
+    n = validate_int(repairs, "repairs")
+    k = validate_real(kappa, "kappa")
     if k < 0:
         raise LamValueError(f"kappa must be >= 0, got {k!r}")
-    t = _nonneg_int(total_tokens, "total_tokens")
+    t = validate_int(total_tokens, "total_tokens")
     if t == 0:
         raise LamValueError("total_tokens must be >= 1, got 0")
-    d = _real(repair_tokens, "repair_tokens")
+    d = validate_real(repair_tokens, "repair_tokens")
     if d < 0:
         raise LamValueError(f"repair_tokens must be >= 0, got {d!r}")
     return r - n * k * d / t
@@ -769,12 +738,12 @@ def break_even_kappa(
     Solves ``ρ - n·κ·Δ/T = ρ_ref - n_ref·κ·Δ/T``; ``None`` when the lines are parallel (equal
     repairs) or the crossing is at a negative ``κ``.
     """
-    r, rr = _real(rho, "rho"), _real(rho_ref, "rho_ref")
-    n, nr = _nonneg_int(repairs, "repairs"), _nonneg_int(repairs_ref, "repairs_ref")
-    t = _nonneg_int(total_tokens, "total_tokens")
+    r, rr = validate_real(rho, "rho"), validate_real(rho_ref, "rho_ref")
+    n, nr = validate_int(repairs, "repairs"), validate_int(repairs_ref, "repairs_ref")
+    t = validate_int(total_tokens, "total_tokens")
     if t == 0:
         raise LamValueError("total_tokens must be >= 1, got 0")
-    d = _real(repair_tokens, "repair_tokens")
+    d = validate_real(repair_tokens, "repair_tokens")
     if n == nr or d <= 0:
         return None
     k = (r - rr) / ((n - nr) * d / t)
@@ -799,15 +768,14 @@ def recall_at_k_per_query(chunks: Any, queries: Any, pi: Any, k: int) -> np.ndar
     """
     e = validate_embeddings(chunks, "chunks", allow_empty=False)
     qs = validate_embeddings(queries, "queries", dim=e.shape[1])
-    p = _validate_pi(pi, e.shape[0])
-    kk = _nonneg_int(k, "k")
+    p = validate_map(pi, e.shape[0])
+    kk = validate_int(k, "k")
     if kk < 1:
         raise LamValueError(f"k must be >= 1, got {kk}")
-    n = e.shape[0]
     if qs.shape[0] == 0:
         return np.zeros(0, dtype=np.float64)
     scores = qs.astype(np.float64) @ e.astype(np.float64).T  # (Q, N)
-    kept = np.flatnonzero(p == np.arange(n))
+    kept = np.flatnonzero(kept_mask(p))
     out = np.empty(qs.shape[0], dtype=np.float64)
     for j in range(qs.shape[0]):
         top, top_r = _top_k(scores[j], kept, kk)
@@ -836,8 +804,8 @@ def evidence_hits_at_k(chunks: Any, queries: Any, pi: Any, k: int, targets: Sequ
     e = validate_embeddings(chunks, "chunks", allow_empty=False)
     qs = validate_embeddings(queries, "queries", dim=e.shape[1])
     n = e.shape[0]
-    p = _validate_pi(pi, n)
-    kk = _nonneg_int(k, "k")
+    p = validate_map(pi, n)
+    kk = validate_int(k, "k")
     if kk < 1:
         raise LamValueError(f"k must be >= 1, got {kk}")
     if len(targets) != qs.shape[0]:
@@ -849,7 +817,7 @@ def evidence_hits_at_k(chunks: Any, queries: Any, pi: Any, k: int, targets: Sequ
             raise LamValueError(f"targets[{j}] holds a chunk id outside [0, {n}): {arr.tolist()}")
         tgts.append(arr)
     scores = qs.astype(np.float64) @ e.astype(np.float64).T
-    kept = np.flatnonzero(p == np.arange(n))
+    kept = np.flatnonzero(kept_mask(p))
     full = np.zeros(qs.shape[0], dtype=bool)
     sub = np.zeros(qs.shape[0], dtype=bool)
     for j, tgt in enumerate(tgts):

@@ -25,7 +25,14 @@ import numpy as np
 
 from ._io import atomic_write
 from .bands import BandSettings
-from .geometry import LamValueError, delta_from_t, validate_embeddings, validate_threshold
+from .geometry import (
+    LamValueError,
+    delta_from_t,
+    kept_mask,
+    validate_embeddings,
+    validate_map,
+    validate_threshold,
+)
 from .substitution import MapView, Matcher
 
 __all__ = ["OnlineSession", "SessionFileError", "TurnResult"]
@@ -50,12 +57,13 @@ class TurnResult:
     @property
     def delta_hat(self) -> float:
         """Max merge distance of this turn (0.0 if nothing merged)."""
-        merged = self.pi != np.arange(self.first_id, self.first_id + self.pi.shape[0])
+        merged = ~self.kept
         return float(self.distances[merged].max()) if merged.any() else 0.0
 
     @property
     def kept(self) -> np.ndarray:
-        return self.pi == np.arange(self.first_id, self.first_id + self.pi.shape[0])
+        """Boolean mask of the turn's retained chunks (``π[i] == i``, global ids)."""
+        return kept_mask(self.pi, self.first_id)
 
     def __len__(self) -> int:
         return int(self.pi.shape[0])
@@ -65,7 +73,17 @@ class OnlineSession(MapView):
     """Algorithm 1 state ``(t, band settings, R, index, next id)`` (SPEC §6).
 
     ``OnlineSession(t)`` with the default band settings ``r = 4``, ``rel = 0.2``; pass
-    ``exhaustive=True`` for the exhaustive candidate generator (equal to the oracle).
+    ``exhaustive=True`` for the exhaustive candidate generator (equal to the oracle). Claim
+    ``ONLINE``: the concatenated turns' maps equal Algorithm 2's on all arrivals.
+
+    Examples:
+        >>> s = OnlineSession(0.9, exhaustive=True)
+        >>> s.admit(np.array([[1, 0], [0, 1]], dtype=np.float32)).pi.tolist()
+        [0, 1]
+        >>> s.admit(np.array([[1, 0]], dtype=np.float32)).pi.tolist()
+        [0]
+        >>> s.pi.tolist(), s.kept_count
+        ([0, 1, 0], 2)
     """
 
     def __init__(
@@ -231,11 +249,17 @@ class OnlineSession(MapView):
         session = cls(s["t"], r=s["r"], rel=s["rel"], exhaustive=s["exhaustive"], normalize=s["normalize"], dim=s["dim"])
         pi, dist, lengths = arrays["pi"], arrays["distances"], arrays["turn_lengths"]
         ids, emb = arrays["retained_ids"], arrays["retained_embeddings"]
+        try:
+            validate_map(pi, int(header["next_id"]))
+            valid_map = True
+        except LamValueError:
+            valid_map = False
         consistent = (
-            pi.shape[0] == int(header["next_id"]) == int(lengths.sum())
+            valid_map
+            and int(header["next_id"]) == int(lengths.sum())
             and dist.shape == pi.shape
             and ids.shape[0] == emb.shape[0]
-            and np.array_equal(np.flatnonzero(pi == np.arange(pi.shape[0])), ids)
+            and np.array_equal(np.flatnonzero(kept_mask(pi)), ids)
             and (s["dim"] is None or emb.shape[0] == 0 or emb.shape[1] == s["dim"])
         )
         if not consistent:

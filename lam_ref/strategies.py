@@ -10,6 +10,8 @@ any dimension while staying reproducible and shrinkable in their size parameters
 The shapes follow the objects of the paper's theory (§2.4, Appendix C):
 
 * :func:`unit_vectors`, :func:`unit_rows`: arbitrary directions (queries, records) in any ``D``;
+* :func:`grid_rows`, :func:`grid_rows_and_threshold`: rows whose values Hypothesis draws and
+  shrinks (small-integer directions), so a counterexample is minimal in its values too;
 * :func:`embeddings_and_threshold`: clustered data whose pairwise distances straddle ``δ``, so
   merges, near-misses and chains all occur (``DEF1``, ``THM1``, ``PROP2``, ``THM2``);
 * :func:`near_duplicate_clusters`: clusters with a controlled diameter and gap;
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from .covering import all_pairs_sq
 from .geometry import TIE_BAND, LamValueError, delta_sq, sq_dist_rows, validate_threshold
@@ -40,6 +43,8 @@ __all__ = [
     "Clusters",
     "TextTrajectory",
     "adversarial_pairs",
+    "grid_rows",
+    "grid_rows_and_threshold",
     "all_pairs_sq",
     "avoid_tie_band",
     "chains",
@@ -163,6 +168,47 @@ def unit_rows(
         if tie_free_for is None or not tie_band_violations(e, tie_free_for):
             return e
     raise LamValueError(f"could not draw rows outside the tie band of t={tie_free_for!r}")  # pragma: no cover
+
+
+@st.composite
+def grid_rows(
+    draw,
+    min_n: int = 1,
+    max_n: int = 12,
+    min_dim: int = 1,
+    max_dim: int = 8,
+    *,
+    max_coord: int = 3,
+) -> np.ndarray:
+    """``float32[N, D]`` unit rows whose **values** Hypothesis draws and shrinks: each row is a
+    vector of small integers in ``[-max_coord, max_coord]`` (``hypothesis.extra.numpy.arrays``),
+    scaled to unit norm; an all-zero row becomes the first basis vector.
+
+    A failing property therefore shrinks to rows like ``[1, 0]`` and ``[1, 1]/√2``: minimal in
+    ``n``, ``D`` *and* in the values (the seeded strategies above shrink only in sizes and seed).
+
+    Examples:
+        >>> from hypothesis import find
+        >>> find(grid_rows(min_n=2, min_dim=2), lambda e: True).tolist()
+        [[1.0, 0.0], [1.0, 0.0]]
+    """
+    n = draw(st.integers(min_n, max_n))
+    d = draw(st.integers(min_dim, max_dim))
+    ints = draw(hnp.arrays(np.int64, (n, d), elements=st.integers(-max_coord, max_coord)))
+    x = ints.astype(np.float64)
+    zero = ~x.any(axis=1)
+    x[zero, 0] = 1.0
+    return _f32(x / np.linalg.norm(x, axis=1, keepdims=True))
+
+
+@st.composite
+def grid_rows_and_threshold(
+    draw, min_n: int = 1, max_n: int = 12, min_dim: int = 1, max_dim: int = 8, min_t: float = 0.5, max_t: float = 0.995
+) -> tuple[np.ndarray, float]:
+    """``(E, t)``: :func:`grid_rows` and a drawn threshold moved out of the tie band (SPEC §2)."""
+    e = draw(grid_rows(min_n, max_n, min_dim, max_dim))
+    t = draw(thresholds(min_t, max_t))
+    return e, avoid_tie_band(e, t) if e.shape[0] > 1 else t
 
 
 def thresholds(min_t: float = 0.5, max_t: float = 0.995) -> st.SearchStrategy[float]:

@@ -28,77 +28,27 @@ import numpy as np
 
 from . import digest as _digest
 from .bands import BandIndex, BandSettings, band_keys, intra_block_pairs
+from .devices import array_module
 from .geometry import (
-    NORM_TOLERANCE,
     LamValueError,
     delta_sq,
+    kept_mask,
     sq_dist_rows,
     validate_embeddings,
     validate_threshold,
 )
+from .geometry import dot_error_bound as _dot_error_bound
+from .geometry import filter_threshold as _filter_threshold
 
 __all__ = ["MapView", "Matcher", "SubstitutionResult", "oracle", "substitute"]
 
-_U32 = 2.0**-24
 _BLOCK = 512
 # Banded blocks whose raw band matches exceed 1/_DENSE of the block × retained products verify
 # through the blocked float32 products (the exhaustive filter restricted to the band candidates)
 # instead of gathering each candidate pair: gathering costs far more per pair than a product.
 _DENSE = 256
-DEVICES = ("cpu", "cuda")
-
-
-def array_module(device: str) -> Any:
-    """The array module ``xp`` of the exhaustive kernel: numpy for ``"cpu"``, cupy for ``"cuda"``.
-
-    Raises:
-        LamValueError: ``device`` is not ``"cpu"``/``"cuda"``, or ``"cuda"`` without cupy or a CUDA device.
-    """
-    if device == "cpu":
-        return np
-    if device != "cuda":
-        raise LamValueError(f"device {device!r} must be one of {', '.join(DEVICES)}")
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            raise RuntimeError("no CUDA device")
-    except Exception as exc:  # ImportError, CUDA driver/runtime errors
-        raise LamValueError(f"device 'cuda' needs cupy and a CUDA device ({type(exc).__name__}: {exc})") from None
-    return cupy
-
-
 def _to_host(x: Any) -> np.ndarray:
     return x if isinstance(x, np.ndarray) else x.get()
-
-
-def _dot_error_bound(dim: int) -> float:
-    """Bound on |fl32(a·b) - a·b| for rows of norm <= 1 + NORM_TOLERANCE, any summation order."""
-    du = dim * _U32
-    gamma = du / (1.0 - du) if du < 1 else math.inf
-    return gamma * (1.0 + NORM_TOLERANCE) ** 2 + 1e-9
-
-
-def _filter_threshold(norms_a: np.ndarray, min_norm_b: float, d2: float, dim: int) -> np.ndarray:
-    """Per-row float32 lower bound on fl32(a·b) for every pair that could satisfy ``sq <= δ²``."""
-    thr = (norms_a + min_norm_b - d2 - 1e-12) / 2.0 - _dot_error_bound(dim)
-    thr32 = thr.astype(np.float32)
-    return np.where(thr32.astype(np.float64) > thr, np.nextafter(thr32, np.float32(-np.inf)), thr32)
-
-
-def _within_delta_pairs(e: np.ndarray, start: int, stop: int, d2: float) -> tuple[np.ndarray, np.ndarray]:
-    """All pairs ``(i, j)``, ``start <= i < stop``, ``j > i``, with exact ``sq <= δ²`` (rows, cols)."""
-    e64_norms = np.einsum("ij,ij->i", e.astype(np.float64), e.astype(np.float64))
-    g = e[start:stop] @ e[start:].T
-    thr = _filter_threshold(e64_norms[start:stop], float(e64_norms[start:].min()), d2, e.shape[1])
-    mask = g >= thr[:, None]
-    mask &= np.triu(np.ones(mask.shape, dtype=bool), k=1)
-    r, c = np.nonzero(mask)
-    rows, cols = r + start, c + start
-    if rows.size:
-        ok = sq_dist_rows(e, rows, e[cols]) <= d2
-        rows, cols = rows[ok], cols[ok]
-    return rows.astype(np.int64), cols.astype(np.int64)
 
 
 def _unique_pairs(rows: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -385,7 +335,7 @@ class MapView:
     @property
     def kept(self) -> np.ndarray:
         """Boolean mask of retained chunks (``π[i] == i``)."""
-        return self.pi == np.arange(self.pi.shape[0], dtype=np.int64)
+        return kept_mask(self.pi)
 
     @property
     def kept_count(self) -> int:

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lam_ref.bands import BandSettings, band_keys, band_recall
+from lam_ref.claims.def1 import measure_substitution
 from lam_ref.strategies import embeddings_and_threshold
 from lam_ref.substitution import oracle, substitute
-from lam_ref.verify import check_substitution
 
 from ._support import must_fail
 
@@ -27,7 +27,7 @@ def prop_sound(data, make_pi) -> None:
     (e, t), r, rel = data
     r = min(r, e.shape[1])
     pi = make_pi(e, t, r, rel)
-    chk = check_substitution(e, pi, t)
+    chk = measure_substitution(e, pi, t)
     assert chk.valid and chk.ordered, f"banded map (r={r}, rel={rel}) unsound: {chk.problems}"
     if band_recall(e, t, r=r, rel=rel).recall == 1.0:
         assert np.array_equal(pi, oracle(e, t).pi), "full recall must reproduce the oracle"

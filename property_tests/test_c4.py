@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from lam_ref.claims.def1 import measure_substitution
 from lam_ref.covering import all_pairs_sq, connected_components_map
 from lam_ref.geometry import delta_sq
 from lam_ref.strategies import chains, near_duplicate_clusters
 from lam_ref.substitution import substitute
-from lam_ref.verify import check_substitution
 
 from ._support import must_fail
 
@@ -25,8 +25,8 @@ def prop_components_violate(data) -> None:
     dsu = connected_components_map(e, t)
     assert np.all(dsu == 0), f"a chain is one component: {dsu.tolist()}"
     assert all_pairs_sq(e)[0, 2] > delta_sq(t), "rows 0 and 2 of a chain are beyond delta"
-    assert not check_substitution(e, dsu, t).valid, "the DSU map must violate DEF1"
-    assert check_substitution(e, substitute(e, t).pi, t).valid, "greedy must satisfy DEF1"
+    assert not measure_substitution(e, dsu, t).valid, "the DSU map must violate DEF1"
+    assert measure_substitution(e, substitute(e, t).pi, t).valid, "greedy must satisfy DEF1"
 
 
 @given(chains(min_length=3))
@@ -48,7 +48,7 @@ def test_three_point_chain_by_hand():
     e = np.stack([np.cos(ang), np.sin(ang)], axis=1).astype(np.float32)
     t = float(np.cos(np.radians(20.0)))
     dsu = connected_components_map(e, t)
-    chk = check_substitution(e, dsu, t)
+    chk = measure_substitution(e, dsu, t)
     assert dsu.tolist() == [0, 0, 0] and not chk.valid, f"DSU {dsu.tolist()} should be invalid"
     assert abs(chk.delta_hat - 2 * np.sin(np.radians(15))) < 1e-6, f"DSU delta_hat {chk.delta_hat!r} != 2 sin 15°"
     assert substitute(e, t, exhaustive=True).pi.tolist() == [0, 0, 2], "greedy keeps a and c"

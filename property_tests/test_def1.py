@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from lam_ref.claims.def1 import measure_substitution
 from lam_ref.covering import all_pairs_sq, connected_components_map
 from lam_ref.geometry import delta_sq
 from lam_ref.strategies import chains, embeddings_and_threshold
 from lam_ref.substitution import oracle, substitute
-from lam_ref.verify import check_substitution
 
 from ._support import must_fail
 
@@ -36,7 +36,7 @@ def reference_greedy(e: np.ndarray, t: float) -> np.ndarray:
 
 def prop_is_substitution(data, make_pi) -> None:
     """``make_pi(e, t)`` is a δ-substitution by a direct check of the definition (not by
-    :func:`check_substitution` alone), representatives precede their rows, and δ̂ <= δ."""
+    :func:`measure_substitution` alone), representatives precede their rows, and δ̂ <= δ."""
     e, t = data
     pi = np.asarray(make_pi(e, t))
     n = e.shape[0]
@@ -45,8 +45,8 @@ def prop_is_substitution(data, make_pi) -> None:
     assert np.all(kept[pi]), f"some pi[i] is not retained: {pi.tolist()}"
     assert np.all(sq[np.arange(n), pi] <= delta_sq(t)), f"a row is farther than delta from pi: {pi.tolist()}"
     assert np.all(pi <= np.arange(n)), f"a representative follows its row: {pi.tolist()}"
-    chk = check_substitution(e, pi, t)
-    assert chk.valid and chk.ordered, f"check_substitution disagrees: {chk.problems}"
+    chk = measure_substitution(e, pi, t)
+    assert chk.valid and chk.ordered, f"measure_substitution disagrees: {chk.problems}"
     assert chk.delta_hat <= chk.delta, f"delta_hat {chk.delta_hat!r} > delta {chk.delta!r}"
 
 
@@ -85,12 +85,12 @@ def test_def1_fails_on_chained_representatives():
 
 
 def test_check_substitution_names_the_violation():
-    """check_substitution rejects hand-made bad maps and names the row (pinned by hand)."""
+    """measure_substitution rejects hand-made bad maps and names the row (pinned by hand)."""
     e = np.array([[1, 0], [0, 1], [-1, 0]], dtype=np.float32)
     # t = 0: delta² = 2; sq(0,1) = 2 merges, sq(0,2) = 4 does not
-    ok = check_substitution(e, np.array([0, 0, 2]), 0.0)
+    ok = measure_substitution(e, np.array([0, 0, 2]), 0.0)
     assert ok.valid and ok.ordered and abs(ok.delta_hat - np.sqrt(2)) < 1e-15, f"valid map rejected: {ok}"
-    far = check_substitution(e, np.array([0, 1, 0]), 0.0)
+    far = measure_substitution(e, np.array([0, 1, 0]), 0.0)
     assert not far.valid and "row 2" in far.problems[0], f"far map accepted: {far}"
-    chained = check_substitution(e, np.array([0, 0, 1]), 0.0)
+    chained = measure_substitution(e, np.array([0, 0, 1]), 0.0)
     assert not chained.valid and "pi[2] = 1 is not retained" in chained.problems[0], f"chained map accepted: {chained}"

@@ -12,16 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
+from lam_ref.claims.def1 import measure_substitution
+from lam_ref.claims.hull import hull_deficit
+from lam_ref.claims.thm1 import adversarial_queries, random_queries, score_deficits
 from lam_ref.covering import covering_number, hull_distance
 from lam_ref.strategies import embeddings_and_threshold, unit_rows, unit_vectors
 from lam_ref.substitution import substitute
-from lam_ref.verify import (
-    adversarial_queries,
-    check_substitution,
-    hull_deficit,
-    random_queries,
-    score_deficits,
-)
 
 from ._support import must_fail
 
@@ -91,7 +87,7 @@ def test_sixty_degree_example():
     assert abs(hd.value - (1 - math.cos(math.radians(30)))) < 1e-7, f"sup deficit {hd.value!r} != 1 - cos 30°"
     assert hd.value < math.sqrt(0.1), "below delta"
     assert covering_number(e, t).value == 3, "rho*(delta) = 0: N(S, delta) = |S|"
-    assert not check_substitution(e, np.array([0, 1, 0]), t).valid, "dropping b is not a delta-substitution"
+    assert not measure_substitution(e, np.array([0, 1, 0]), t).valid, "dropping b is not a delta-substitution"
     d = score_deficits(e, kept, random_queries(2, 4096, 0))
     assert d.max() <= hd.value + 1e-12, "no sampled query exceeds the hull value"
     assert d.max() >= hd.value - 1e-4, f"4096 planar queries come within 1e-4 of the sup, got {d.max()!r}"

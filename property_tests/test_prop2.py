@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 
+from lam_ref.claims.def1 import measure_substitution
+from lam_ref.claims.thm1 import adversarial_queries, random_queries, score_deficits
 from lam_ref.covering import (
     all_pairs_sq,
     covering_number,
@@ -20,7 +22,6 @@ from lam_ref.covering import (
 from lam_ref.geometry import delta_from_t, delta_sq
 from lam_ref.strategies import embeddings_and_threshold, near_duplicate_clusters, stars, tie_band_violations
 from lam_ref.substitution import substitute
-from lam_ref.verify import adversarial_queries, check_substitution, random_queries, score_deficits
 
 from ._support import must_fail
 
@@ -119,7 +120,7 @@ def test_packing_half_fails_with_incomplete_recall_but_thm1_holds():
     assert substitute(e, t, exhaustive=True).kept_count == 1, "the oracle merges the pair"
     assert packing_number(e, t).value == 1, "M(S, delta) = 1 for a pair within delta"
     assert res.kept_count > packing_number(e, t).value, "|R| exceeds M: packing half fails"
-    assert check_substitution(e, res.pi, t).valid, "still a delta-substitution (BAND soundness)"
+    assert measure_substitution(e, res.pi, t).valid, "still a delta-substitution (BAND soundness)"
     d = score_deficits(e, res.kept, random_queries(4, 256, 0))
     assert d.max() <= res.delta_hat == 0.0, "THM1: nothing deleted, no deficit"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lam_ref.claims import CLAIMS, Claim, check_registry, registry, resolve, scan_markers
+from lam_ref.claims import CLAIMS, Claim, registry, registry_problems, resolve, scan_markers
 
 ROOT = Path(__file__).resolve().parents[1]
 # Marker text is assembled at run time so this file itself never contains a marker for a fake id.
@@ -18,7 +18,7 @@ REQUIRED = {"EQ1", "DEF1", "THM1", "COR1", "PROP1", "COR2", "COR3", "PROP2", "TH
 
 def test_repository_registry_is_consistent():
     """No claim without a test, no test with an unknown claim, no broken implementing name."""
-    problems = check_registry(ROOT)
+    problems = registry_problems(ROOT)
     assert problems == [], "registry problems:\n" + "\n".join(problems)
 
 
@@ -57,7 +57,7 @@ def test_unknown_claim_and_untested_claim_are_reported(tmp_path):
         Claim("KNOWN", "k", "x", "§0", ("lam_ref.geometry.delta_from_t",)),
         Claim("LONELY", "l", "y", "§0", ()),
     ]
-    problems = check_registry(tmp_path, claims)
+    problems = registry_problems(tmp_path, claims)
     assert any("unknown claim 'NOPE'" in p and "test_y" in p for p in problems), f"unknown id not reported: {problems}"
     assert any("claim LONELY has no test" in p for p in problems), f"untested claim not reported: {problems}"
     assert len(problems) == 2, f"unexpected problems: {problems}"
@@ -67,10 +67,10 @@ def test_broken_implementing_name_and_duplicates_are_reported(tmp_path):
     """An implementing name that does not import, and a duplicate id, are problems."""
     _write(tmp_path, "tests/test_x.py", f'@{MARK}("KNOWN")\ndef test_x():\n    pass\n')
     bad = [Claim("KNOWN", "k", "x", "§0", ("lam_ref.geometry.no_such_function",))]
-    problems = check_registry(tmp_path, bad)
+    problems = registry_problems(tmp_path, bad)
     assert len(problems) == 1 and "no_such_function" in problems[0], f"broken name not reported: {problems}"
     dup = [Claim("KNOWN", "k", "x", "§0", ()), Claim("KNOWN", "k2", "x", "§0", ())]
-    assert check_registry(tmp_path, dup) == ["claim id 'KNOWN' is registered twice"], "duplicate id not reported"
+    assert registry_problems(tmp_path, dup) == ["claim id 'KNOWN' is registered twice"], "duplicate id not reported"
 
 
 def test_resolve():
@@ -122,3 +122,42 @@ def test_docs_generator_fails_on_an_unknown_claim(tmp_path):
     _write(tmp_path, "tests/test_x.py", f'@{MARK}("NOPE")\ndef test_x():\n    pass\n')
     with pytest.raises(RuntimeError, match="unknown claim 'NOPE'"):
         mod.generate(lambda name, mode: Sink(name), tmp_path)
+
+
+def test_every_measured_key_has_an_aggregation_rule():
+    """Over two sets, in banded and exhaustive mode, with token weights (``T(δ)``), every
+    measured claim combines without an unknown key: no silent default aggregation exists."""
+    import numpy as np
+
+    from lam_ref.claims import measured_claims
+    from lam_ref.verify import aggregate, verify_set
+
+    rng = np.random.default_rng(4)
+    base = rng.standard_normal((4, 6))
+    rows = np.array([b + s * rng.standard_normal(6) for b in base for s in (0.0, 0.05, 0.3)])
+    e = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    w = list(range(1, 13))
+    for exhaustive in (False, True):
+        reps = [verify_set(e, 0.9, n_queries=8, weights=w, exhaustive=exhaustive), verify_set(e[:7], 0.9, n_queries=8, weights=w[:7], exhaustive=exhaustive)]
+        combined = {r.claim: r for r in aggregate(reps)}
+        want = {c.id for c in measured_claims()}
+        assert set(combined) == want, f"claims combined {sorted(combined)} vs measured {sorted(want)}"
+        for c in measured_claims():
+            assert set(combined[c.id].measured) <= set(c.aggregation), f"{c.id}: keys without a rule"
+            assert combined[c.id].passed is not False, f"{c.id} fails on valid data: {combined[c.id]}"
+
+
+def test_metadata_only_claims_are_skipped_by_verify():
+    """A claim with only metadata (no ``measure``) is listed on the claims page but not measured;
+    a claim with a measure but no rule is a registry problem."""
+    import numpy as np
+
+    from lam_ref.verify import verify_set
+
+    plain = Claim("PLAIN", "p", "x", "§0", ())
+    assert not plain.measured_on_data, "no measure: metadata only"
+    rep = verify_set(np.eye(2, dtype=np.float32), 0.9, n_queries=4, claims=[plain, registry()["EQ1"]])
+    assert list(rep.results) == ["EQ1"], f"only measured claims run: {list(rep.results)}"
+    broken = [Claim("HALF", "h", "x", "§0", (), measure=lambda ctx: None)]
+    problems = registry_problems(ROOT, broken, dirs=())
+    assert any("has a measure but no rule" in p for p in problems), f"a measure without a rule: {problems}"

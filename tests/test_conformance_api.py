@@ -1,4 +1,4 @@
-"""The suite from Python, scikit-learn style (issue: checks usable from pytest *and* from a call)."""
+"""The suite from Python, scikit-learn style: checks usable from pytest *and* from a call."""
 
 from __future__ import annotations
 
@@ -52,11 +52,11 @@ def test_assert_conforms_lists_every_failed_check():
             strict,
             select=["substitute.exact_ties", "substitute.chain"],
             skips={"substitute.chain": "not today"},
-            xfails={"substitute.exact_ties": "known (issue 12)", "substitute.typo": "x"},
+            xfails={"substitute.exact_ties": "known (our ties bug)", "substitute.typo": "x"},
         )
     outcomes = {r.id: (r.outcome, r.reason) for r in results}
     assert outcomes == {
-        "substitute.exact_ties": ("xfailed", "known (issue 12)"),
+        "substitute.exact_ties": ("xfailed", "known (our ties bug)"),
         "substitute.chain": ("skipped", "not today"),
     }, outcomes
     assert any(issubclass(w.category, UnmatchedIdWarning) and "substitute.typo" in str(w.message) for w in caught), (

@@ -1,4 +1,4 @@
-"""docs/conformance.md works exactly as written (issue 5.7): its walkthrough is executed here.
+"""docs/conformance.md works exactly as written : its walkthrough is executed here.
 
 Blocks preceded by ``<!-- test: file NAME -->`` are written to a fresh folder; blocks preceded by
 ``<!-- test: run rc=N expect="..." ... -->`` are run there with bash, in order, with this venv's

@@ -1,4 +1,4 @@
-"""The exec line protocol (issue 5.6): the reference server passes, broken servers fail clearly and fast.
+"""The exec line protocol (SPEC §15; docs/conformance.md §6): the reference server passes, broken servers fail clearly and fast.
 
 Broken servers are tiny Python scripts written here; each must produce a clear error (naming
 the command, the operation and what went wrong) within a bounded time — never a hang.
@@ -54,7 +54,7 @@ def _e() -> np.ndarray:
 
 # ---------------------------------------------------------------------------------- protocol
 def test_array_encoding_round_trips_and_is_little_endian():
-    """Arrays travel as base64 of little-endian bytes with their shape (issue 5.6)."""
+    """Arrays travel as base64 of little-endian bytes with their shape (docs/conformance.md §6)."""
     a = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
     msg = P.encode_array(a, "float32")
     assert msg["shape"] == [2, 3] and msg["dtype"] == "float32", f"bad header {msg}"
@@ -119,7 +119,7 @@ def test_reference_server_answers_like_the_oracle():
 
 
 def test_part_of_the_suite_runs_through_the_reference_server():
-    """Issue 5.6: the suite (every area, at a fifth of the default example counts) passes through
+    """docs/conformance.md §6: the suite (every area, at a fifth of the default example counts) passes through
     ``exec:python -m lam_ref.conformance.server``."""
     results = run_checks(f"exec:{SERVER}", scale=0.2, exec_timeout=30)
     bad = [(r.id, r.message) for r in results if r.outcome != "passed"]

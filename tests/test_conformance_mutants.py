@@ -1,4 +1,4 @@
-"""Proof by mutants (issue 5.4): every deliberately wrong implementation is rejected, naming its claim.
+"""Proof by mutants (docs/conformance.md, "How we know the suite works"): every deliberately wrong implementation is rejected, naming its claim.
 
 Each module of :mod:`lam_ref.conformance.mutants` implements SPEC §15 with one realistic bug and
 declares ``VIOLATES``. The checks run in-process on every mutant with reduced example counts
@@ -28,7 +28,7 @@ def kills():
 
 
 def test_at_least_twelve_mutants_with_declared_bug_and_claim():
-    """Issue 5.4: at least 12 mutants, each naming its bug and the claim it violates."""
+    """At least 12 mutants, each naming its bug and the claim it violates."""
     assert len(MUTANTS) >= 12, f"only {len(MUTANTS)} mutants shipped: {mutant_names()}"
     known = {c.claim for c in CHECKS}
     for m in MUTANTS:
@@ -53,7 +53,7 @@ def test_mutant_is_killed_naming_its_claim(mutant, kills):
 
 
 def test_kill_rate_is_100_percent(kills, capsys):
-    """Issue 5.4: the kill rate is 100 % and is printed."""
+    """The kill rate is 100 % and is printed."""
     wanted = {_short(m): m.VIOLATES for m in MUTANTS}
     killed = [name for name, failed in kills.items() if any(r.claim == wanted[name] for r in failed)]
     rate = 100.0 * len(killed) / len(kills)

@@ -1,4 +1,4 @@
-"""No false alarms (issue 5.5): correct implementations pass the whole suite.
+"""No false alarms (docs/conformance.md, "How we know the suite works"): correct implementations pass the whole suite.
 
 * an independently written implementation (:mod:`lam_ref.conformance.independent`, no lam_ref
   code, Gram-form distances, its own L0 stubs and codec format);

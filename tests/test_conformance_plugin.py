@@ -1,4 +1,4 @@
-"""The suite as users run it (issue 5.1-5.3): pytest plugin options, skip/xfail files, the JSON
+"""The suite as users run it (docs/conformance.md §3-§5): pytest plugin options, skip/xfail files, the JSON
 report, the run header, ``lam-ref conform``, and a run from an installed wheel outside the checkout.
 
 Every run here is a separate process started in a temporary folder, as a user's would be.
@@ -63,7 +63,7 @@ def _by_id(rep: dict) -> dict[str, dict]:
 
 
 def test_missing_parts_skip_with_reason_and_report_follows_schema(tmp_path):
-    """Issue 5.1-5.3: a module with only ``substitute``: the header names it, its version, parts and
+    """docs/conformance.md §3-§4: a module with only ``substitute``: the header names it, its version, parts and
     execution target; online/lines/codec tests skip naming the missing part; the report is valid."""
     (tmp_path / "only_sub.py").write_text(ONLY_SUBSTITUTE)
     res = _pytest(tmp_path, "--lam-impl=only_sub", "--lam-report=rep.json", "-rs")
@@ -95,11 +95,11 @@ def test_missing_parts_skip_with_reason_and_report_follows_schema(tmp_path):
 
 
 def test_skips_and_xfails_files_and_declared_expected_failures(tmp_path):
-    """Issue 5.2 and scikit-learn's expected failures: prefixes from files and EXPECTED_FAILURES mark
+    """docs/conformance.md §5 and scikit-learn's expected failures: prefixes from files and EXPECTED_FAILURES mark
     tests skipped / xfailed / xpassed with their reasons; an id matching nothing is warned about."""
     (tmp_path / "strict.py").write_text(textwrap.dedent('''
         from lam_ref.conformance.mutants.m03_strict_less import *  # noqa: F403
-        EXPECTED_FAILURES = {"substitute.exact_ties": "our kernel compares with < (issue 12)"}
+        EXPECTED_FAILURES = {"substitute.exact_ties": "our kernel compares with <"}
     '''))
     (tmp_path / "skips.txt").write_text("# skipped for now\ncodec.  # the codec is not ported yet\n")
     (tmp_path / "xfails.txt").write_text("substitute.chain # flaky on old GPUs\nsubstitute.no_such_check # typo\n")
@@ -122,7 +122,7 @@ def test_skips_and_xfails_files_and_declared_expected_failures(tmp_path):
 
 
 def test_failure_report_carries_claim_and_minimal_counterexample(tmp_path):
-    """Issue 5.3: a failing property test reports its claim and Hypothesis' minimal counterexample."""
+    """docs/conformance.md §4: a failing property test reports its claim and Hypothesis' minimal counterexample."""
     res = _pytest(tmp_path, "--lam-impl=lam_ref.conformance.mutants.m02_nearest_witness", "--lam-report=rep.json",
                   "-k", "equals_oracle")
     assert res.returncode == 1, f"the nearest-witness mutant must fail:\n{res.stdout[-2000:]}"
@@ -177,7 +177,7 @@ def test_lam_ref_conform_command(tmp_path):
 
 
 def test_runs_from_an_installed_wheel_outside_the_checkout(tmp_path):
-    """Issue 5.1: build a wheel, install it into a folder, run `pytest --pyargs` and `lam-ref conform`
+    """docs/conformance.md §1, §3: build a wheel, install it into a folder, run `pytest --pyargs` and `lam-ref conform`
     from elsewhere: the installed copy (not the checkout) is what runs."""
     src = tmp_path / "src"
     src.mkdir()
@@ -237,7 +237,7 @@ def test_report_validator_rejects_broken_reports(tmp_path, broken):
 
 
 def test_execution_target_reports_the_gpu_model(tmp_path):
-    """Issue 5.3: the report's execution target names the GPU model when ``nvidia-smi`` lists one
+    """docs/conformance.md §4: the report's execution target names the GPU model when ``nvidia-smi`` lists one
     (a stand-in ``nvidia-smi`` printing two H200s), and ``null`` when there is none."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -104,3 +104,27 @@ def test_codec_inputs_are_valid_and_meaningful(case):
     if top > 0:
         assert eb >= 1e-5 * top * 0.999, f"eb {eb!r} too small against max|x| = {top!r}"
         assert eb > 4 * float(np.spacing(np.float32(top))), f"eb {eb!r} is within float32 rounding of {top!r}"
+
+
+def test_a_mutants_counterexample_is_minimal_in_values():
+    """Union-find components (mutant ``m01_union_find``, claim ``C4``) fail ``substitute.sound``,
+    and the counterexample the report carries has shrunk in the *values* too: three rows in two
+    dimensions, each a small-integer direction (e.g. ``[1, 0]``, ``[1, 1]/√2``, ``[0, 1]``), the
+    chain ``a~b~c, a≁c`` at its simplest."""
+    import pytest
+
+    from lam_ref.conformance.checks import check_substitute_sound
+    from lam_ref.conformance.harness import Context
+    from lam_ref.conformance.mutants import m01_union_find
+
+    ctx = Context()
+    with pytest.raises(AssertionError):
+        check_substitute_sound(m01_union_find, ctx)
+    e, t = ctx.counterexample
+    assert e.shape == (3, 2), f"the chain needs three rows in the plane, got shape {e.shape}: {e.tolist()}"
+    for row in e:
+        scaled = np.abs(row[row != 0]) / np.abs(row[row != 0]).min()
+        assert np.allclose(scaled, np.round(scaled), atol=1e-5) and scaled.max() <= 3, (
+            f"row {row.tolist()} is not a small-integer direction (ratios {scaled.tolist()})"
+        )
+    assert 0.5 <= t <= 0.75, f"threshold {t} (a chain of 45° steps needs t <= cos 45°)"

@@ -262,3 +262,47 @@ def test_band_index_query_equals_brute_force(seed, batches, nb, alphabet):
         want = [(r, p) for r in range(5) for p in range(stored.shape[0]) if (stored[p] == query[r]).any()]
         assert list(zip(rows.tolist(), pos.tolist())) == want, "index query differs from brute force"
     assert len(idx) == stored.size, "every band entry is stored once"
+
+
+def _pairs_a_hair_inside_delta(t: float, pairs: int, seed: int) -> np.ndarray:
+    """``2·pairs`` unit rows in R^8, ordered a_0, b_0, a_1, b_1, ...: each ``b_k`` equals ``a_k``
+    on band 0 (dims 0-3, so the band index proposes the pair) and lies inside δ of ``a_k`` by less
+    than the float32 dot-product error bound (so only a correctly signed margin keeps the pair)."""
+    from lam_ref.geometry import dot_error_bound
+
+    rng = np.random.default_rng(seed)
+    d2 = delta_sq(t)
+    err = dot_error_bound(8)
+    s = 1 / np.sqrt(2)
+    out = []
+    while len(out) < 2 * pairs:
+        u = rng.standard_normal(4)
+        v, z = rng.standard_normal(4), rng.standard_normal(4)
+        u, v = u / np.linalg.norm(u), v / np.linalg.norm(v)
+        z -= (z @ v) * v
+        z /= np.linalg.norm(z)
+        cos_phi = 1 - (d2 - err / 4) / (2 * s * s)  # |a - b|² = s²·|v - w|² = δ² - err/4
+        w = cos_phi * v + np.sqrt(1 - cos_phi**2) * z
+        a = np.concatenate([s * u, s * v]).astype(np.float32)
+        b = np.concatenate([s * u, s * w]).astype(np.float32)
+        gap = d2 - sq_dist(a, b)
+        prior = np.array(out, dtype=np.float64).reshape(-1, 8)
+        near = min(((prior - a) ** 2).sum(1).min(initial=9), ((prior - b) ** 2).sum(1).min(initial=9))
+        if 0 < gap < err / 2 and near > d2 + 1e-3:  # the pair is far from every earlier row
+            out += [a, b]
+    return np.array(out, dtype=np.float32)
+
+
+def test_banded_prefilter_keeps_pairs_a_hair_inside_delta():
+    """The banded prefilter (reached only with >= 256 candidates in a block) drops a pair only
+    when its float32 dot product *proves* ``sq > δ²`` (SPEC §2, §5): 300 pairs proposed by the
+    band index and a hair inside δ all merge, as in the oracle. A wrong-signed rounding margin
+    in ``Matcher._prefilter`` fails here."""
+    t = 0.9
+    e = _pairs_a_hair_inside_delta(t, 300, seed=11)
+    want = oracle(e, t).pi
+    assert (want[1::2] == np.arange(0, e.shape[0], 2)).all(), "the oracle merges every b_k into a_k"
+    got = substitute(e, t, r=4, rel=0.2)
+    assert got.pairs_verified >= 256, f"the prefilter is reached only with >= 256 candidates, got {got.pairs_verified}"
+    lost = np.flatnonzero(got.pi != want)
+    assert lost.size == 0, f"banded run lost {lost.size} merges a hair inside δ (first row {lost[:1].tolist()})"

@@ -2,12 +2,15 @@ r"""The claim registry: every claim lam_ref checks, where the paper states it, t
 implements it and (found by scanning) the tests that check it (SPEC §11).
 
 A test names the claim it checks with the pytest marker ``@pytest.mark.claim("THM1")`` (or a
-module-level ``pytestmark``). :func:`check_registry` fails when a registered claim has no test,
+module-level ``pytestmark``). :func:`registry_problems` fails when a registered claim has no test,
 a test names an unknown claim, or an implementing name does not import; the docs build
 (``docs/claims_page.py``) and ``tests/test_claims.py`` both call it.
 
 Adding a claim: one module ``lam_ref/claims/<id>.py`` defining ``CLAIM`` and one line in
-:data:`_MODULES`.
+:data:`_MODULES`. A claim that ``lam-ref verify`` checks on data also gives its record a
+``measure``, the rule ``holds``, the ``aggregation`` of each measured key over sets and a
+``describe`` (see :mod:`lam_ref.claims._base`); :func:`lam_ref.verify.verify_set`,
+:func:`lam_ref.verify.aggregate` and the printed table are loops over :func:`measured_claims`.
 """
 
 from __future__ import annotations
@@ -47,15 +50,21 @@ from . import (
     thm1,
     thm2,
 )
-from ._base import Claim
+from ._base import FP_TOL, Claim, ClaimResult, Measurement, combine
 
 __all__ = [
     "CLAIMS",
+    "FP_TOL",
     "MARKER_RE",
     "TEST_DIRS",
     "Claim",
+    "ClaimResult",
     "Marker",
+    "Measurement",
     "check_registry",
+    "registry_problems",
+    "combine",
+    "measured_claims",
     "registry",
     "resolve",
     "scan_markers",
@@ -65,11 +74,22 @@ __all__ = [
 #: The claim modules, in the order of the claims page. Adding a claim: write
 #: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` and list the module here.
 _MODULES = (
-    eq1, def1, thm1, cor1, prop1, cor2, cor3, prop2, thm2, c4, band, online, amdahl, eta, hull, gemlink, gem_a,
-    cct_thm1, cct_cor2, cct_thm3, cct_count, cct_kraft, cct_bloom, cct_appa, cct_lam, cct_cover, stab,
+    eq1, def1, thm1, hull, cor1, prop1, cor2, prop2, thm2, cor3, c4, band, gemlink, online, amdahl, eta,
+    stab, gem_a,
+    cct_thm1, cct_cor2, cct_thm3, cct_count, cct_kraft, cct_bloom, cct_appa, cct_lam, cct_cover,
 )
 
 CLAIMS: list[Claim] = [m.CLAIM for m in _MODULES]
+
+
+def measured_claims(claims: Iterable[Claim] | None = None) -> list[Claim]:
+    """The claims ``lam-ref verify`` measures on data (those with a ``measure``), in page order.
+
+    Examples:
+        >>> [c.id for c in measured_claims()][:3]
+        ['EQ1', 'DEF1', 'THM1']
+    """
+    return [c for c in (CLAIMS if claims is None else claims) if c.measured_on_data]
 
 #: Directories scanned for ``claim("ID")`` markers (relative to the repository root).
 TEST_DIRS: tuple[str, ...] = ("tests", "property_tests", "proofs", "lam_ref/conformance")
@@ -141,12 +161,12 @@ def resolve(dotted: str) -> object:
     raise ImportError(f"cannot import {dotted!r}")
 
 
-def check_registry(
+def registry_problems(
     root: str | Path, claims: Iterable[Claim] | None = None, dirs: Iterable[str] = TEST_DIRS
 ) -> list[str]:
     """Problems with the registry against the tests under ``root`` (empty list: all good):
     a claim with no test, a marker naming an unknown claim, an implementing name that does not
-    import, a duplicate id."""
+    import, a duplicate id, a measured claim without its rule or description."""
     try:
         reg = registry(claims)
     except ValueError as exc:
@@ -160,9 +180,15 @@ def check_registry(
     for cid, c in reg.items():
         if cid not in tested:
             problems.append(f"claim {cid} has no test (no claim({cid!r}) marker under {', '.join(dirs)})")
+        if c.measure is not None and (c.holds is None or c.describe is None):
+            problems.append(f"claim {cid}: has a measure but no rule (holds) or no describe")
         for name in c.implements:
             try:
                 resolve(name)
             except (ImportError, AttributeError) as exc:
                 problems.append(f"claim {cid}: implementing name {name!r} does not import ({exc})")
     return problems
+
+
+#: Former name of :func:`registry_problems` (``check_*`` now means "raises"; this returns a list).
+check_registry = registry_problems

@@ -1,13 +1,102 @@
-r"""PROP1: Rank-wise deficit."""
+r"""PROP1: Rank-wise deficit (paper App. C.2, Proposition 1).
+
+Measured on a set: on the first 64 random queries, where π is injective on the top-k the j-th
+scores differ by ``0 <= s_j - r_j <= δ``; top-k members sharing a representative lie within 2δ.
+"""
 
 from __future__ import annotations
 
-from ._base import Claim
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..geometry import kept_mask, validate_map
+from ._base import FP_TOL, Claim, Measurement, fmt
+from .cor1 import QUERIES
+
+__all__ = ["CLAIM", "RankDeficit", "rank_deficits"]
+
+
+@dataclass(frozen=True)
+class RankDeficit:
+    """Proposition 1 for one query: ``gaps[j-1] = s_j - r_j`` (``j <= min(k, |R|)``); ``injective``
+    says whether ``π`` is injective on the true top-``k``; ``collapse`` is the largest distance
+    between two top-``k`` members sharing a representative (``<= 2δ`` always)."""
+
+    gaps: np.ndarray
+    injective: bool
+    collapse: float
+
+
+def rank_deficits(embeddings: Any, pi: Any, query: Any, k: int) -> RankDeficit:
+    """Rank-wise deficits ``s_j - r_j`` of Proposition 1 (claim ``PROP1``).
+
+    Examples:
+        >>> rd = rank_deficits(np.array([[1.0, 0.0], [0.6, 0.8]]), [0, 0], [0.0, 1.0], 1)
+        >>> rd.gaps.round(3).tolist(), rd.injective
+        ([0.8], True)
+    """
+    e = np.asarray(embeddings, dtype=np.float64)
+    p = validate_map(pi, e.shape[0], structure=False)
+    q = np.asarray(query, dtype=np.float64)
+    scores = e @ q
+    kept = kept_mask(p)
+    s = np.sort(scores)[::-1]
+    r = np.sort(scores[kept])[::-1]
+    m = min(k, r.size, s.size)
+    top = np.argsort(-scores, kind="stable")[:k]
+    reps = p[top]
+    injective = np.unique(reps).size == reps.size
+    collapse = 0.0
+    if not injective:
+        for a in range(top.size):
+            for b in range(a + 1, top.size):
+                if reps[a] == reps[b]:
+                    collapse = max(collapse, float(np.linalg.norm(e[top[a]] - e[top[b]])))
+    return RankDeficit(s[:m] - r[:m], bool(injective), collapse)
+
+
+def measure(ctx) -> Measurement:
+    """Proposition 1 on the first :data:`~lam_ref.claims.cor1.QUERIES` random queries."""
+    inj = 0
+    worst_gap = least_gap = worst_collapse = 0.0
+    for q in ctx.random_queries[:QUERIES]:
+        rd = rank_deficits(ctx.e, ctx.pi, q, ctx.top_k)
+        worst_collapse = max(worst_collapse, rd.collapse)
+        if rd.injective:
+            inj += 1
+            worst_gap = max(worst_gap, float(rd.gaps.max(initial=0.0)))
+            least_gap = min(least_gap, float(rd.gaps.min(initial=0.0)))
+    values = {"k": ctx.top_k, "injective_queries": inj, "max_gap_injective": worst_gap, "max_collapse": worst_collapse,
+              "two_delta": 2 * ctx.delta, "min_gap_injective": least_gap}
+    return Measurement(values)
+
+
+def holds(m: dict[str, Any]) -> bool:
+    """Gaps in ``[0, δ]`` where injective, collapse at most ``2δ`` (``FP_TOL`` for round-off)."""
+    delta = m["two_delta"] / 2
+    return bool(m["min_gap_injective"] >= -FP_TOL and m["max_gap_injective"] <= delta + FP_TOL
+                and m["max_collapse"] <= m["two_delta"] + FP_TOL)
+
+
+AGGREGATION = {"k": "same", "injective_queries": "sum", "max_gap_injective": "max", "max_collapse": "max",
+               "two_delta": "same", "min_gap_injective": "min"}
+
+
+def describe(m: dict[str, Any]) -> tuple[str, str]:
+    return (f"injective on top-{m['k']}: {m['injective_queries']} queries, max gap {fmt(m['max_gap_injective'])}; max collapse {fmt(m['max_collapse'])}",
+            f"gap <= δ; collapse <= 2δ = {fmt(m['two_delta'])}")
+
 
 CLAIM = Claim(
     "PROP1",
     "Rank-wise deficit",
     r"\pi\ \text{injective on}\ \mathrm{top}_k\Rightarrow 0\le s_j-r_j\le\delta\ (j\le k);\ \text{else}\ \pi(x)=\pi(y)\Rightarrow\|x-y\|_2\le2\delta",
     "App. C.2, Proposition 1",
-    ("lam_ref.verify.rank_deficits",),
+    ("lam_ref.claims.prop1.rank_deficits",),
+    measure=measure,
+    holds=holds,
+    aggregation=AGGREGATION,
+    describe=describe,
 )

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._io import atomic_write, atomic_write_text
+from .._io import atomic_write, atomic_write_text, write_json  # noqa: F401  (write_json: re-exported for the commands)
 from ..geometry import LamValueError
 
 # ----------------------------------------------------------------------------------------------
@@ -253,25 +253,6 @@ def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
     """Write one JSON object per line (UTF-8, non-ASCII kept), atomically."""
     data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8", errors="surrogatepass")
     return atomic_write(path, lambda fh: fh.write(data))
-
-
-def write_json(obj: Any, dest: str) -> None:
-    """Write ``obj`` as JSON to ``dest`` (``-`` for stdout); files are written atomically."""
-    text = json.dumps(obj, indent=2, sort_keys=True, default=_default)
-    if dest == "-":
-        sys.stdout.write(text + "\n")
-        return
-    atomic_write_text(dest, text + "\n")
-
-
-def _default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def table(rows: list[list[Any]], header: list[str]) -> str:

@@ -17,7 +17,8 @@ from false alarms by :mod:`lam_ref.conformance.independent`.
 """
 
 from . import checks
-from .harness import CHECKS, Check, CheckSkipped, Context
+from .checks import CHECKS, yield_checks
+from .harness import Check, CheckSkipped, Context
 from .impl import DEFAULT_IMPL, Implementation, load_implementation
 from .runner import CheckResult, ConformanceFailure, assert_conforms, read_id_file, run_checks
 
@@ -35,4 +36,5 @@ __all__ = [
     "load_implementation",
     "read_id_file",
     "run_checks",
+    "yield_checks",
 ]

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..geometry import LamValueError
 from . import protocol as P
-from .impl import PART_ATTRIBUTES, Implementation
+from ._implementation import PART_ATTRIBUTES, Implementation
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,14 +26,12 @@ from hypothesis import strategies as st
 from hypothesis.errors import UnsatisfiedAssumption
 
 __all__ = [
-    "CHECKS",
     "Check",
     "CheckSkipped",
     "Context",
     "HypothesisStats",
     "SPEC_ITEM_IDS",
     "check",
-    "checks_for_area",
     "to_jsonable",
 ]
 
@@ -150,6 +147,9 @@ class Check:
     title: str
     func: Callable[..., None] = field(repr=False, compare=False)
     complete_only: bool = False
+    #: The deliberately wrong implementations (:mod:`lam_ref.conformance.mutants`) this check
+    #: is shown to reject (metadata as data; ``tests/test_conformance_mutants.py`` holds it true).
+    shown_to_fail_on: tuple[str, ...] = ()
 
     @property
     def area(self) -> str:
@@ -171,12 +171,6 @@ class Check:
     def __repr__(self) -> str:
         return f"Check({self.id!r}, claim={self.claim!r})"
 
-    @property
-    def shown_to_fail_on(self) -> list[str]:
-        """Mutants the docstring says this check rejects (``Shown to fail on: m03_..., ...``)."""
-        match = re.search(r"Shown to fail on: ([^(]*)", self.func.__doc__ or "")
-        return [m.strip() for m in match.group(1).split(",") if m.strip()] if match else []
-
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -188,15 +182,19 @@ class Check:
         }
 
 
-#: Every registered check, in definition order.
-CHECKS: list[Check] = []
-
-
 def check(
-    check_id: str, *, claim: str, spec: str, parts: tuple[str, ...], complete_only: bool = False
+    check_id: str,
+    *,
+    claim: str,
+    spec: str,
+    parts: tuple[str, ...],
+    complete_only: bool = False,
+    shown_to_fail_on: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register ``func(impl, ctx)`` as a check. The returned function is callable on its own:
-    ``check_x(impl_or_module_or_spec, ctx=None)`` raises ``AssertionError`` on a violation."""
+    """Make ``func(impl, ctx)`` a check: its metadata becomes a :class:`Check` (``wrapper.check``);
+    the suite lists it explicitly (:data:`lam_ref.conformance.checks.CHECKS`). The returned
+    function is callable on its own: ``check_x(impl_or_module_or_spec, ctx=None)`` raises
+    ``AssertionError`` on a violation."""
 
     def deco(func: Callable[..., None]) -> Callable[..., None]:
         title = (func.__doc__ or check_id).strip().splitlines()[0]
@@ -221,10 +219,7 @@ def check(
                 if not isinstance(impl, Implementation):  # loaded here (e.g. an exec server): release it
                     implementation.close()
 
-        registered = Check(check_id, claim, spec, parts, title, wrapper, complete_only)
-        if any(c.id == check_id for c in CHECKS):
-            raise ValueError(f"check id {check_id!r} registered twice")
-        CHECKS.append(registered)
+        registered = Check(check_id, claim, spec, parts, title, wrapper, complete_only, tuple(shown_to_fail_on))
         wrapper.__name__ = func.__name__
         wrapper.__qualname__ = func.__qualname__
         wrapper.__doc__ = func.__doc__
@@ -233,13 +228,6 @@ def check(
         return wrapper
 
     return deco
-
-
-def checks_for_area(area: str) -> list[Check]:
-    """The registered checks of one area (``substitute``, ``online``, ``validation``, ``lines``, ``codec``)."""
-    from . import checks as _  # noqa: F401  (registers the checks)
-
-    return [c for c in CHECKS if c.area == area]
 
 
 def to_jsonable(obj: Any, *, max_items: int = 4096) -> Any:

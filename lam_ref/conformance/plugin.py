@@ -26,7 +26,16 @@ import pytest
 
 from .harness import Check, CheckSkipped, Context
 from .impl import Implementation, load_implementation, resolve_spec
-from .runner import CheckResult, UnmatchedIdWarning, match_prefix, read_id_file, write_report
+from .runner import (
+    CheckResult,
+    IdRules,
+    UnmatchedIdWarning,
+    classify,
+    counterexample_of,
+    read_id_file,
+    stats_of,
+    write_report,
+)
 
 __all__ = ["run_check"]
 
@@ -104,24 +113,19 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not ours:
         return
     impl = state.implementation()
-    xfails = {**impl.expected_failures, **state.xfails}
-    used_skips, used_xfails = set(), set()
+    rules = IdRules(state.skips, state.xfails, dict(impl.expected_failures))
     for item, c in ours:
-        sk = match_prefix(state.skips, c.id, item.nodeid)
-        if sk is not None:
-            used_skips.add(sk)
-            item.add_marker(pytest.mark.skip(reason=f"{state.skips[sk]} (--skips-file: {sk})"))
-            continue
-        xf = match_prefix(xfails, c.id, item.nodeid)
-        if xf is not None:
-            used_xfails.add(xf)
-            item.add_marker(pytest.mark.xfail(reason=xfails[xf], strict=False))
-    for kind, prefixes, used in (("skips-file", state.skips, used_skips), ("xfails-file", state.xfails, used_xfails)):
-        for prefix in sorted(set(prefixes) - used):
-            warnings.warn(f"--{kind}: id {prefix!r} matches no conformance test", UnmatchedIdWarning, stacklevel=1)
+        rule = rules.decide(c.id, item.nodeid)
+        if rule is not None and rule[0] == "skip":
+            item.add_marker(pytest.mark.skip(reason=f"{rule[2]} (--skips-file: {rule[1]})"))
+        elif rule is not None:
+            item.add_marker(pytest.mark.xfail(reason=rule[2], strict=False))
+    for kind, prefixes in rules.unmatched().items():
+        for prefix in prefixes:
+            warnings.warn(f"--{kind}s-file: id {prefix!r} matches no conformance test", UnmatchedIdWarning, stacklevel=1)
             tr = config.pluginmanager.get_plugin("terminalreporter")
             if tr is not None:
-                tr.write_line(f"WARNING --{kind}: id {prefix!r} matches no conformance test", yellow=True)
+                tr.write_line(f"WARNING --{kind}s-file: id {prefix!r} matches no conformance test", yellow=True)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -163,16 +167,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     rep = outcome.get_result()
     state = item.config.stash[_STATE]
     if rep.when == "call" or (rep.when == "setup" and not rep.passed):
+        skipped = expected = None
         if hasattr(rep, "wasxfail"):
-            kind = "xpassed" if rep.passed else "xfailed"
-            reason = rep.wasxfail or None
+            expected = rep.wasxfail or ""
         elif rep.skipped:
-            kind = "skipped"
             lr = rep.longrepr
-            reason = lr[2].removeprefix("Skipped: ") if isinstance(lr, tuple) and len(lr) == 3 else str(lr)
-        else:
-            kind = "passed" if rep.passed else "failed"
-            reason = None
+            skipped = lr[2].removeprefix("Skipped: ") if isinstance(lr, tuple) and len(lr) == 3 else str(lr)
+        kind, reason = classify(failed=not rep.passed, skipped=skipped, expected=expected)
         ctx = item.funcargs.get("lam_ctx") if hasattr(item, "funcargs") else None
         message = exception = None
         if rep.failed or kind == "xfailed":
@@ -180,12 +181,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
             if exc is not None:
                 exception = exc.typename
                 message = exc.exconly()
-        from .harness import to_jsonable
-
-        stats = ctx.stats.to_json() if isinstance(ctx, Context) and ctx.stats.properties else None
-        counter = None
-        if kind in ("failed", "xfailed") and isinstance(ctx, Context) and ctx.counterexample is not None:
-            counter = to_jsonable(ctx.counterexample)
+        stats, counter = stats_of(ctx), counterexample_of(kind, ctx)
         state.results[item.nodeid] = CheckResult(
             c, kind, rep.duration, message, reason, exception, stats, counter, nodeid=item.nodeid
         )

@@ -234,11 +234,10 @@ def _source_files() -> list[Path]:
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def suite_info(profile: str = "default") -> dict[str, Any]:
+def suite_info(profile: str = "default", checks: int | None = None) -> dict[str, Any]:
     """Suite name, lam_ref version, git commit (``None`` outside a checkout), dirty flag and a
     SHA-256 over the suite's own source files (identifies the suite even in an installed copy)."""
     from .. import __version__
-    from .harness import CHECKS
 
     root = Path(__file__).resolve().parent
     h = hashlib.sha256()
@@ -264,7 +263,7 @@ def suite_info(profile: str = "default") -> dict[str, Any]:
         "dirty": dirty,
         "source_sha256": h.hexdigest(),
         "profile": profile,
-        "checks": len(CHECKS),
+        "checks": checks,
     }
 
 
@@ -276,8 +275,10 @@ def build_report(
     runner: str,
     started: float,
     finished: float,
+    checks: int | None = None,
 ) -> dict[str, Any]:
-    """Assemble a report (see the module docstring) from per-test records (``CheckResult.to_json()``)."""
+    """Assemble a report (see the module docstring) from per-test records (``CheckResult.to_json()``);
+    ``checks`` is the size of the suite (default: the number of records)."""
     summary = {"total": len(tests), **{k: 0 for k in OUTCOMES}}
     for t in tests:
         summary[t["outcome"]] += 1
@@ -287,7 +288,7 @@ def build_report(
         "created": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(timespec="seconds"),
         "duration_s": max(0.0, finished - started),
         "runner": runner,
-        "suite": suite_info(profile),
+        "suite": suite_info(profile, len(tests) if checks is None else checks),
         "implementation": impl.describe(),
         "target": execution_target(impl),
         "summary": summary,

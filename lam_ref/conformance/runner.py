@@ -25,15 +25,20 @@ from typing import Any
 
 from hypothesis import Verbosity
 
+from .._io import write_json
 from ..geometry import LamValueError
-from .harness import CHECKS, Check, CheckSkipped, Context, to_jsonable
+from .checks import CHECKS, yield_checks
+from .harness import Check, CheckSkipped, Context, to_jsonable
 from .impl import Implementation, load_implementation
+from .report import build_report
 
 __all__ = [
     "CheckResult",
     "ConformanceFailure",
+    "IdRules",
     "UnmatchedIdWarning",
     "assert_conforms",
+    "classify",
     "match_prefix",
     "read_id_file",
     "run_checks",
@@ -119,31 +124,82 @@ def match_prefix(prefixes: dict[str, str], check_id: str, nodeid: str | None = N
     return None
 
 
-def warn_unmatched(kind: str, prefixes: dict[str, str], used: Iterable[str]) -> list[str]:
-    unmatched = sorted(set(prefixes) - set(used))
-    for prefix in unmatched:
-        warnings.warn(f"{kind} id {prefix!r} matches no conformance check", UnmatchedIdWarning, stacklevel=3)
-    return unmatched
+@dataclass
+class IdRules:
+    """The skip and expected-failure prefixes of one run, matched the same way by
+    :func:`run_checks` and the pytest plugin. ``declared`` are the implementation's own
+    ``EXPECTED_FAILURES``; ``xfails`` the user's (``xfails=`` / ``--xfails-file``), which win on
+    the same prefix. :meth:`unmatched` lists the user's prefixes that matched nothing."""
+
+    skips: dict[str, str]
+    xfails: dict[str, str]
+    declared: dict[str, str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+
+    @property
+    def expected(self) -> dict[str, str]:
+        return {**self.declared, **self.xfails}
+
+    def decide(self, check_id: str, nodeid: str | None = None) -> tuple[str, str, str] | None:
+        """``("skip" | "xfail", prefix, reason)`` for a check, or ``None`` (run it as is)."""
+        for kind, table in (("skip", self.skips), ("xfail", self.expected)):
+            prefix = match_prefix(table, check_id, nodeid)
+            if prefix is not None:
+                self.used.add(f"{kind}:{prefix}")
+                return kind, prefix, table[prefix]
+        return None
+
+    def unmatched(self) -> dict[str, list[str]]:
+        """``{"skip": [...], "xfail": [...]}``: the user's prefixes that matched no check."""
+        return {
+            kind: sorted(p for p in table if f"{kind}:{p}" not in self.used)
+            for kind, table in (("skip", self.skips), ("xfail", self.xfails))
+        }
+
+
+def classify(*, failed: bool, skipped: str | None = None, expected: str | None = None) -> tuple[str, str | None]:
+    """The one outcome classifier (runner and plugin): ``(outcome, reason)`` with outcome one of
+    ``passed``/``failed``/``skipped``/``xfailed``/``xpassed`` (the report's, SPEC §15).
+
+    Examples:
+        >>> classify(failed=True, expected="known bug")
+        ('xfailed', 'known bug')
+        >>> classify(failed=False, skipped="no codec")
+        ('skipped', 'no codec')
+    """
+    if skipped is not None:
+        return "skipped", skipped
+    if expected is not None:
+        return ("xfailed" if failed else "xpassed"), (expected or None)
+    return ("failed" if failed else "passed"), None
+
+
+def counterexample_of(outcome: str, ctx: Any) -> Any:
+    """The report's counterexample: the context's last failing case, for a failure only."""
+    if outcome in ("failed", "xfailed") and isinstance(ctx, Context) and ctx.counterexample is not None:
+        return to_jsonable(ctx.counterexample)
+    return None
+
+
+def stats_of(ctx: Any) -> dict[str, Any] | None:
+    """The report's Hypothesis statistics of a context (``None`` when no property ran)."""
+    return ctx.stats.to_json() if isinstance(ctx, Context) and ctx.stats.properties else None
 
 
 def execute(check: Check, impl: Implementation, ctx: Context, expected: str | None) -> CheckResult:
     """Run one check and classify it (``passed``/``failed``/``skipped``/``xfailed``/``xpassed``)."""
     start = time.perf_counter()
-    outcome, message, exception, reason = "passed", None, None, None
+    message, exception, skipped = None, None, None
     try:
         check(impl, ctx)
     except CheckSkipped as exc:
-        outcome, reason = "skipped", str(exc)
+        skipped = str(exc)
     except Exception as exc:  # noqa: BLE001 - every other exception is a conformance failure
-        outcome, exception = "failed", type(exc).__name__
+        exception = type(exc).__name__
         message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     duration = time.perf_counter() - start
-    if expected is not None and outcome in ("passed", "failed"):
-        reason = expected
-        outcome = "xfailed" if outcome == "failed" else "xpassed"
-    stats = ctx.stats.to_json() if ctx.stats.properties else None
-    counter = to_jsonable(ctx.counterexample) if outcome in ("failed", "xfailed") and ctx.counterexample is not None else None
-    return CheckResult(check, outcome, duration, message, reason, exception, stats, counter)
+    outcome, reason = classify(failed=exception is not None, skipped=skipped, expected=expected)
+    return CheckResult(check, outcome, duration, message, reason, exception, stats_of(ctx), counterexample_of(outcome, ctx))
 
 
 def run_checks(
@@ -165,33 +221,29 @@ def run_checks(
     inspect the returned :class:`CheckResult` list, or use :func:`assert_conforms`. ``report``
     writes the JSON report there.
     """
-    from . import checks as _  # noqa: F401  (registers the checks)
-
     started = time.time()
     implementation = load_implementation(impl, exec_timeout=exec_timeout)
     owned = not isinstance(impl, Implementation)
-    skips = dict(skips or {})
-    xfails = {**implementation.expected_failures, **(xfails or {})}
-    selected = [c for c in CHECKS if select is None or any(c.id.startswith(p) for p in select)]
+    rules = IdRules(dict(skips or {}), dict(xfails or {}), dict(implementation.expected_failures))
     ctx = Context(thorough=thorough, scale=scale, shrink=shrink, verbosity=Verbosity.quiet)
     results: list[CheckResult] = []
-    used_skips, used_xfails = set(), set()
     try:
-        for c in selected:
-            sk = match_prefix(skips, c.id)
-            if sk is not None:
-                used_skips.add(sk)
-                results.append(CheckResult(c, "skipped", reason=skips[sk]))
+        for c, not_applicable in yield_checks(implementation):
+            if select is not None and not any(c.id.startswith(p) for p in select):
                 continue
-            xf = match_prefix(xfails, c.id)
-            if xf is not None:
-                used_xfails.add(xf)
-            results.append(execute(c, implementation, ctx, None if xf is None else xfails[xf]))
+            rule = rules.decide(c.id)
+            if rule is not None and rule[0] == "skip":
+                results.append(CheckResult(c, "skipped", reason=rule[2]))
+            elif not_applicable is not None:
+                results.append(CheckResult(c, "skipped", reason=not_applicable))
+            else:
+                results.append(execute(c, implementation, ctx, None if rule is None else rule[2]))
     finally:
         if owned:
             implementation.close()
-    warn_unmatched("skip", skips, used_skips)
-    warn_unmatched("xfail", {k: v for k, v in xfails.items() if k not in implementation.expected_failures}, used_xfails)
+    for kind, prefixes in rules.unmatched().items():
+        for prefix in prefixes:
+            warnings.warn(f"{kind} id {prefix!r} matches no conformance check", UnmatchedIdWarning, stacklevel=2)
     if report is not None:
         write_report(implementation, results, report, thorough=thorough, scale=scale, started=started, runner="python")
     return results
@@ -208,11 +260,12 @@ def write_report(
     runner: str,
 ) -> dict[str, Any]:
     """Build the JSON report (:mod:`lam_ref.conformance.report`) and write it atomically to ``path``."""
-    from ..commands._common import write_json
-    from .report import build_report
 
     profile = "thorough" if thorough else ("default" if scale == 1.0 else "custom")
-    rep = build_report(impl, [r.to_json() for r in results], profile=profile, runner=runner, started=started, finished=time.time())
+    rep = build_report(
+        impl, [r.to_json() for r in results], profile=profile, runner=runner, started=started, finished=time.time(),
+        checks=len(CHECKS),
+    )
     write_json(rep, str(path))
     return rep
 

@@ -50,7 +50,7 @@ try:
 except ImportError:  # built without a C compiler: the numpy implementation serves
     _c = None
 
-__all__ = ["BACKENDS", "L0Record", "STUB_PREFIX", "dedup_lines", "dedup_records", "is_blank", "reference_dedup"]
+__all__ = ["BACKENDS", "L0Record", "STUB_PREFIX", "dedup_lines", "dedup_records", "is_blank", "reference_dedup", "reference_tokens"]
 
 _PREFIX_B = STUB_PREFIX.encode("ascii")
 #: ``L0Stub.render`` as a bytes format (a test pins the two equal).
@@ -267,35 +267,47 @@ def dedup_lines(records: list[str]) -> list[str]:
     return [r.text for r in dedup_records(records)]
 
 
-def reference_dedup(records: Sequence[str], *, net_positive: bool = False) -> list[str]:
-    """The definition of SPEC §7, line by line (slow; the oracle the tests compare against).
+def reference_tokens(
+    records: Sequence[str], stub_prefix: str = STUB_PREFIX, *, net_positive: bool = False
+) -> list[list[tuple]]:
+    r"""The definition of SPEC §7 line by line, as tokens: the one L0 reference model.
+
+    Per record, one token per output line: ``("keep", line)`` for a kept line, or ``("stub",
+    run, (record, line))`` for a maximal run of ``run`` dropped lines, pointing at the output
+    position where the run's first line was first kept. A line is dropped iff a line with the
+    same UTF-8 bytes (hence the same XXH3-64) was kept earlier in the trajectory; blank lines and
+    lines starting with ``stub_prefix`` are kept and never registered. Slow; the oracle that
+    :func:`reference_dedup` renders and the conformance check ``lines.semantics`` projects.
 
     Args:
         records: one trajectory's residual records, in arrival order.
-        net_positive: SPEC §7.3: a run whose stub is not shorter (UTF-8 bytes) than the run's lines
-            joined by ``\n`` stays verbatim.
+        stub_prefix: the prefix that marks stub lines (protected, never registered).
+        net_positive: SPEC §7 (net-positive stubs): a run whose stub is not shorter (UTF-8 bytes)
+            than the run's lines joined by ``\n`` stays verbatim, as ``keep`` tokens that are
+            still repeats (not registered); later positions count them.
 
-    Returns:
-        The records after L0.
+    Examples:
+        >>> reference_tokens(["a\nb", "b\nc\na"])
+        [[('keep', 'a'), ('keep', 'b')], [('stub', 1, (0, 1)), ('keep', 'c'), ('stub', 1, (0, 0))]]
     """
     seen: dict[int, tuple[int, int]] = {}
-    out_texts = []
+    out_tokens: list[list[tuple]] = []
     for r, text in enumerate(records):
-        out: list[str] = []
+        out: list[tuple] = []
         run: list[str] = []
         run_first = (0, 0)
 
-        def end_run(out: list[str], run: list[str], run_first: tuple[int, int]) -> None:
+        def end_run(out: list[tuple], run: list[str], run_first: tuple[int, int]) -> None:
             stub = L0Stub(len(run), *run_first).render()
             raw = "\n".join(run).encode("utf-8", "surrogatepass")
             if net_positive and len(stub.encode("utf-8")) >= len(raw):
-                out.extend(run)  # still repeats: not registered
+                out.extend(("keep", line) for line in run)  # still repeats: not registered
             else:
-                out.append(stub)
+                out.append(("stub", len(run), run_first))
             run.clear()
 
         for line in text.split("\n"):
-            protected = line.strip() == "" or line.startswith(STUB_PREFIX)
+            protected = line.strip() == "" or line.startswith(stub_prefix)
             h = _h(line.encode("utf-8", "surrogatepass"))
             if not protected and h in seen:
                 if not run:
@@ -306,8 +318,25 @@ def reference_dedup(records: Sequence[str], *, net_positive: bool = False) -> li
                 end_run(out, run, run_first)
             if not protected:
                 seen[h] = (r, len(out))
-            out.append(line)
+            out.append(("keep", line))
         if run:
             end_run(out, run, run_first)
-        out_texts.append("\n".join(out))
-    return out_texts
+        out_tokens.append(out)
+    return out_tokens
+
+
+def reference_dedup(records: Sequence[str], *, net_positive: bool = False) -> list[str]:
+    """The definition of SPEC §7 (slow; the oracle the tests compare against): the tokens of
+    :func:`reference_tokens` with each run rendered as an :class:`~lam_ref.text.stubs.L0Stub`.
+
+    Args:
+        records: one trajectory's residual records, in arrival order.
+        net_positive: SPEC §7 (net-positive stubs), as in :func:`reference_tokens`.
+
+    Returns:
+        The records after L0.
+    """
+    return [
+        "\n".join(tok[1] if tok[0] == "keep" else L0Stub(tok[1], *tok[2]).render() for tok in rec)
+        for rec in reference_tokens(records, net_positive=net_positive)
+    ]

@@ -355,7 +355,7 @@ class CompactionResult(MapView):
         return [self.residual_texts[i] for i in self.trajectory.observation_indices]
 
     def to_json(self) -> dict[str, Any]:
-        """The per-trajectory report (the keys of issue 3 and more)."""
+        """The per-trajectory report (the report keys of docs/compaction.md)."""
         rem = self.removal
         layer = _metrics.layer_removal(self.tokens_original, {k: v[0] for k, v in self.layer_tokens.items()})
         layer_gross = _metrics.layer_removal(self.tokens_original, {k: v[1] for k, v in self.layer_tokens.items()})

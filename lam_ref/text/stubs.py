@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..geometry import LamValueError
+from ..geometry import LamValueError, validate_int
 
 __all__ = ["L0Stub", "L1Stub", "STUB_PREFIX", "Stub", "is_stub_line", "parse_stub", "render", "try_parse_stub"]
 
@@ -35,12 +35,6 @@ _L1 = re.compile(rf"\[LAM:L1 {_INT}={_INT} d=([0-9]\.[0-9]{{4}})\]")
 _L0 = re.compile(rf"\[LAM:L0 {_INT} lines=r{_INT}:{_INT}\]")
 
 
-def _nonneg(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise LamValueError(f"{name} must be a non-negative integer, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class L1Stub:
     """A dropped chunk ``chunk`` and its representative ``rep < chunk`` at distance ``distance``."""
@@ -50,8 +44,8 @@ class L1Stub:
     distance: float
 
     def __post_init__(self) -> None:
-        _nonneg(self.chunk, "chunk")
-        _nonneg(self.rep, "rep")
+        validate_int(self.chunk, "chunk")
+        validate_int(self.rep, "rep")
         if self.rep >= self.chunk:
             raise LamValueError(f"rep must be a smaller id than chunk, got rep={self.rep}, chunk={self.chunk}")
         d = float(self.distance)
@@ -71,10 +65,10 @@ class L0Stub:
     line: int
 
     def __post_init__(self) -> None:
-        if _nonneg(self.count, "count") < 1:
+        if validate_int(self.count, "count") < 1:
             raise LamValueError(f"count must be >= 1, got {self.count}")
-        _nonneg(self.record, "record")
-        _nonneg(self.line, "line")
+        validate_int(self.record, "record")
+        validate_int(self.line, "line")
 
     def render(self) -> str:
         return f"{STUB_PREFIX}L0 {self.count} lines=r{self.record}:{self.line}]"

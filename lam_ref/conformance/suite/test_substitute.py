@@ -2,7 +2,7 @@
 
 import pytest
 
-from lam_ref.conformance.harness import checks_for_area
+from lam_ref.conformance.checks import checks_for_area
 from lam_ref.conformance.plugin import run_check
 
 CHECKS = [pytest.param(c, id=c.id, marks=pytest.mark.claim(c.claim)) for c in checks_for_area("substitute")]
