@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..codec import DEFAULT_REL_EB
+from ..distributed.cli import add_cluster_options, run_compact, wants_cluster
 from ..geometry import LamValueError
 from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, get_encoder
 from ..text.loaders import FORMATS, LoadFailure
@@ -194,6 +195,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="verify δ̂ <= δ, the audit round trip and the L2 error bound; exit 1 on failure")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_cluster_options(p, scope=True)
     p.set_defaults(func=run)
     return p
 
@@ -213,6 +215,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.json, "--json")
     if args.residual_dir:
         check_output_dir(args.residual_dir, "--residual-dir")
+    if wants_cluster(args):  # Dask: --workers / --scheduler / --resume / --scope corpus (docs/scale.md)
+        return run_compact(args, config)
     encoder = get_encoder(args.encoder, args.device)
     if encoder.kind == "hashing":
         print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "

@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 
 from ..digest import fmt17
+from ..distributed.cli import add_cluster_options, run_substitute, wants_cluster
 from ..substitution import oracle, substitute
 from ._common import load_embeddings, table, write_json
 
@@ -23,11 +24,14 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--normalize", action="store_true", help="rescale rows to unit norm first")
     p.add_argument("--json", metavar="PATH", help="write the result as JSON (- for stdout)")
     p.add_argument("--map-out", metavar="PATH", help="write π as an int64 .npy")
+    add_cluster_options(p, resume=False)
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    if wants_cluster(args):  # Dask: the corpus-scope greedy over the rows (docs/scale.md)
+        return run_substitute(args)
     e = load_embeddings(args.embeddings)
     if args.oracle:
         res = oracle(e, args.threshold, normalize=args.normalize)

@@ -87,9 +87,11 @@ def cluster_client(spec: ClusterSpec, *, quiet: bool = False) -> Iterator[Any]:
             cluster.close()
 
 
-def wait_with_progress(client: Any, futures: list[Any], spec: ClusterSpec, *, show: bool, desc: str) -> Iterable[Any]:
+def wait_with_progress(client: Any, futures: list[Any], spec: ClusterSpec, *, show: bool, desc: str,
+                       raise_errors: bool = True) -> Iterable[Any]:
     """Yield ``(future, result)`` as tasks finish: a tqdm bar for local runs,
-    ``distributed.progress`` for a cluster (printed once the futures are submitted)."""
+    ``distributed.progress`` for a cluster (printed once the futures are submitted). With
+    ``raise_errors=False`` a failed task yields ``(future, exception)``."""
     from distributed import as_completed
 
     if show and spec.scheduler is not None:
@@ -103,7 +105,7 @@ def wait_with_progress(client: Any, futures: list[Any], spec: ClusterSpec, *, sh
 
         bar = tqdm(total=len(futures), desc=desc, unit="task", file=sys.stderr, leave=False)
     try:
-        for fut, res in as_completed(futures, with_results=True, raise_errors=True):
+        for fut, res in as_completed(futures, with_results=True, raise_errors=raise_errors):
             if bar is not None:
                 bar.update(1)
             yield fut, res

@@ -316,13 +316,17 @@ class CorpusGreedyResult(MapView):
         return int(self.pi.shape[0])
 
     @property
+    def delta(self) -> float:
+        return math.sqrt(delta_sq(self.t))
+
+    @property
     def edge_list_bytes(self) -> int:
         """Size of the edge list the resolver receives: two int64 ids per pair."""
         return 16 * self.edges
 
     def to_json(self) -> dict[str, Any]:
         out = {
-            "n": self.n, "mode": self.mode, "scope": "corpus", "t": self.t, "delta": math.sqrt(delta_sq(self.t)),
+            "n": self.n, "mode": self.mode, "scope": "corpus", "t": self.t, "delta": self.delta,
             "kept": self.kept_count, "deleted": self.n - self.kept_count,
             "delta_hat": _digest.fmt17(self.delta_hat), "tile": self.tile, "unique_rows": self.unique_rows,
             "folded_rows": self.n - self.unique_rows, "edges": self.edges, "candidates": self.candidates,
