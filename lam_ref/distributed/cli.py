@@ -85,7 +85,8 @@ def run_compact(args: argparse.Namespace, config: Any) -> int:
 
 
 def _settings(args: argparse.Namespace, config: Any, scope: str) -> dict[str, Any]:
-    return {"command": "compact", "scope": scope, "config": config.to_json(), "encoder": args.encoder,
+    cfg = {k: v for k, v in config.to_json().items() if k != "delta"}  # δ follows from the threshold
+    return {"command": "compact", "scope": scope, "config": cfg, "encoder": args.encoder,
             "device": args.device, "format": args.format, "check": bool(args.check),
             "residuals": bool(args.residual_dir), "tile": args.tile if scope == "corpus" else None}
 
@@ -103,10 +104,10 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
     files, arg_failures = input_files(args.paths, args.format)
     for f in arg_failures:
         print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
-    _hash_note(args)
     with _run_dir(args.resume) as run_dir:
         if args.resume is not None:
             check_resume_dir(run_dir, _settings(args, config, "trajectory"), files)
+        _hash_note(args)
         todo = [(k, p, t) for k, (p, t) in enumerate(files) if read_file_output(run_dir, k, p) is None]
         resumed = len(files) - len(todo)
         errors: dict[int, str] = {}
@@ -232,10 +233,10 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     files, arg_failures = input_files(args.paths, args.format)
     for f in arg_failures:
         print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
-    _hash_note(args)
     with _run_dir(args.resume) as run_dir:
         if args.resume is not None:
             check_resume_dir(run_dir, _settings(args, config, "corpus"), files)
+        _hash_note(args)
         todo = []
         for k, (p, t) in enumerate(files):
             rec = read_file_output(run_dir, k, p)
@@ -282,7 +283,10 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
         tr["kept_chunks"] = int((pi == start + _arange(tr["chunks"])).sum())
         tr["merged_into_other_trajectories"] = int(((pi < start) & (pi != start + _arange(tr["chunks"]))).sum())
         start += tr["chunks"]
-    rows = [[tr["id"], tr["chunks"], tr["kept_chunks"], tr["merged_into_other_trajectories"]] for tr in trajs]
+    from ..commands.compact import display_ids
+
+    labels = display_ids([str(tr["id"]) for tr in trajs])
+    rows = [[lab, tr["chunks"], tr["kept_chunks"], tr["merged_into_other_trajectories"]] for lab, tr in zip(labels, trajs)]
     rows.append(["TOTAL", res.n, res.kept_count, sum(r[3] for r in rows)])
     print(table(rows, ["trajectory", "chunks", "kept", "merged into earlier trajectories"]), file=out)
     print(f"corpus scope ({res.mode}): {res.n} windows, {res.kept_count} kept, δ̂ {res.delta_hat:.4f} <= δ "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -24,11 +25,16 @@ _ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+(:\d+)?$|^[A-Za-z0
 class ClusterSpec:
     """Where to run: ``workers`` local worker processes (1 thread each) or a ``scheduler`` address."""
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None, *, processes: bool = True,
-                 connect_timeout: float = 10.0) -> None:
+    def __init__(self, workers: int | None = None, scheduler: str | None = None, *, processes: bool | None = None,
+                 connect_timeout: float | None = None) -> None:
         self.workers, self.scheduler = validate_cluster_args(workers, scheduler)
+        # LAM_REF_DASK_PROCESSES=0 runs local workers as threads of this process (tests, debugging);
+        # LAM_REF_DASK_TIMEOUT sets how long to try reaching a scheduler (seconds, default 10).
+        if processes is None:
+            processes = os.environ.get("LAM_REF_DASK_PROCESSES", "1") != "0"
         self.processes = bool(processes)
-        self.connect_timeout = float(connect_timeout)
+        self.connect_timeout = float(connect_timeout if connect_timeout is not None
+                                     else os.environ.get("LAM_REF_DASK_TIMEOUT", "10"))
 
     def describe(self) -> dict[str, Any]:
         return {"workers": self.workers, "scheduler": self.scheduler, "processes": self.processes}

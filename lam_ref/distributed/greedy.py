@@ -18,8 +18,9 @@ sequence of chunks. Over a corpus the sequence is the manifest of :mod:`lam_ref.
      pairs ``(i, j)``, ``j < i``, with ``sq <= δ²``.
    * ``banded``: band keys computed once per tile (:func:`lam_ref.bands.band_keys`), shuffled by
      ``(band, key)`` into partitions (files), and verified within each bucket; a pair is emitted
-     only in the lowest band its two rows share, so once; buckets larger than ``split`` rows are
-     split into block-pair tasks (never capped).
+     only in the lowest band its two rows share, so once; a bucket larger than ``split`` rows is
+     split into tasks of ``split`` rows, each verified against every earlier row of the bucket
+     (never capped).
 3. **Resolve** (this process, row order): row ``i`` is retained iff none of its partners
    ``j < i`` is retained; otherwise ``π[i]`` is the smallest retained partner. Whether a pair is
    within δ does not depend on which rows were kept, so the pair set is the same however the tiles
@@ -44,7 +45,7 @@ from .. import digest as _digest
 from ..bands import BandSettings, band_keys
 from ..geometry import delta_sq, sq_dist_rows, validate_positive_int, validate_threshold
 from ..substitution import MapView, _filter_threshold
-from .shards import ShardSet
+from .shards import ShardReader, ShardSet
 
 __all__ = ["CorpusGreedyResult", "corpus_greedy", "fold_identical", "resolve_edges", "tile_pairs"]
 
@@ -73,9 +74,10 @@ def tile_pairs(shards: ShardSet, ids_a: np.ndarray, ids_b: np.ndarray | None, d2
     The filter is :mod:`lam_ref.substitution`'s: ``fl32(a·b) >= thr`` with a margin that provably
     keeps every pair with ``sq <= δ²``; the check is :func:`lam_ref.geometry.sq_dist_rows`.
     """
-    a = shards.read(ids_a)
+    reader = shards.reader()
+    a = reader.read(ids_a)
     diagonal = ids_b is None
-    b = a if diagonal else shards.read(ids_b)
+    b = a if diagonal else reader.read(ids_b)
     jb = ids_a if diagonal else np.asarray(ids_b, dtype=np.int64)
     dim = a.shape[1]
     na = np.einsum("ij,ij->i", a.astype(np.float64), a.astype(np.float64))
@@ -137,21 +139,33 @@ def _save(path: Path, arr: np.ndarray) -> None:
     atomic_write(path, lambda fh: np.save(fh, arr, allow_pickle=False))
 
 
+_KEY_CACHE: dict[tuple[Any, ...], np.ndarray] = {}
+
+
 class _Keys:
-    """Band keys of any unique row (by global id), from the per-tile key files of :func:`band_map`."""
+    """Band keys of any unique row (by global id), from the per-tile key files of :func:`band_map`
+    (each file read once per process)."""
 
     def __init__(self, work: str, unique: np.ndarray, tile: int) -> None:
         self.work, self.unique, self.tile = Path(work), unique, tile
-        self._cache: dict[int, np.ndarray] = {}
+
+    def _tile(self, k: int) -> np.ndarray:
+        path = self.work / "keys" / f"tile-{k:06d}.npy"
+        st = os.stat(path)
+        stamp = (str(path), st.st_size, st.st_ino, st.st_mtime_ns)
+        arr = _KEY_CACHE.get(stamp)
+        if arr is None:
+            if len(_KEY_CACHE) > 4096:
+                _KEY_CACHE.clear()
+            arr = _KEY_CACHE[stamp] = np.load(path, allow_pickle=False)
+        return arr
 
     def get(self, ids: np.ndarray) -> np.ndarray:
         pos = np.searchsorted(self.unique, ids)
         t = pos // self.tile
         out = None
         for k in np.unique(t).tolist():
-            if k not in self._cache:
-                self._cache[k] = np.load(self.work / "keys" / f"tile-{k:06d}.npy", mmap_mode="r")
-            arr = self._cache[k]
+            arr = self._tile(k)
             if out is None:
                 out = np.empty((ids.size, arr.shape[1]), dtype=np.uint64)
             sel = t == k
@@ -159,20 +173,20 @@ class _Keys:
         return out if out is not None else np.zeros((0, 0), np.uint64)
 
 
-def _verify_bucket_pairs(shards: ShardSet, keys: _Keys, i: np.ndarray, j: np.ndarray, band: np.ndarray,
+def _verify_bucket_pairs(reader: ShardReader, keys: _Keys, i: np.ndarray, j: np.ndarray, band: np.ndarray,
                          d2: float) -> tuple[np.ndarray, np.ndarray, int]:
     """Keep candidate pairs whose lowest shared band is ``band`` (each pair once) and ``sq <= δ²``."""
     out_i, out_j = [], []
     cand = 0
-    for s in range(0, i.size, 65536):
-        ii, jj, bb = i[s : s + 65536], j[s : s + 65536], band[s : s + 65536]
+    for s in range(0, i.size, 262144):
+        ii, jj, bb = i[s : s + 262144], j[s : s + 262144], band[s : s + 262144]
         ki, kj = keys.get(ii), keys.get(jj)
         first = np.argmax(ki == kj, axis=1)  # the lowest band the two rows share
         own = first == bb
         ii, jj = ii[own], jj[own]
         cand += int(ii.size)
         if ii.size:
-            ok = sq_dist_rows(shards.read(ii), np.arange(ii.size), shards.read(jj)) <= d2
+            ok = sq_dist_rows(reader.read(ii), np.arange(ii.size), reader.read(jj)) <= d2
             out_i.append(ii[ok])
             out_j.append(jj[ok])
     if not out_i:
@@ -218,6 +232,7 @@ def band_reduce(shards: ShardSet, part: int, work: str, unique: np.ndarray, tile
     small = (sizes >= 2) & ~big
     rows = recs["row"]
     keys = _Keys(work, unique, tile)
+    reader = shards.reader()
     out_i, out_j, cand = [], [], 0
     st, sz = starts[small], sizes[small]
     # bound the pairs materialised at once: runs of buckets with about a million pairs
@@ -228,7 +243,7 @@ def band_reduce(shards: ShardSet, part: int, work: str, unique: np.ndarray, tile
         hi = max(lo + 1, int(np.searchsorted(cum, base + 1_000_000, side="right")))
         x, y, bk = _bucket_pairs(st[lo:hi], sz[lo:hi], rows)
         band = recs["band"][st[lo:hi]][bk].astype(np.int64)
-        i, j, c = _verify_bucket_pairs(shards, keys, rows[x], rows[y], band, d2)
+        i, j, c = _verify_bucket_pairs(reader, keys, rows[x], rows[y], band, d2)
         out_i.append(i)
         out_j.append(j)
         cand += c
@@ -238,16 +253,21 @@ def band_reduce(shards: ShardSet, part: int, work: str, unique: np.ndarray, tile
     return i, j, cand, large
 
 
-def bucket_block(shards: ShardSet, band: int, rows_u: np.ndarray, rows_v: np.ndarray | None, work: str,
+def bucket_block(shards: ShardSet, band: int, rows: np.ndarray, lo: int, hi: int, work: str,
                  unique: np.ndarray, tile: int, d2: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """One block pair of a large bucket (``rows_v=None``: the block with itself); rows ascending."""
-    if rows_v is None:
-        x, y, _ = _bucket_pairs(np.zeros(1, np.int64), np.array([rows_u.size]), rows_u)
-        i, j = rows_u[x], rows_u[y]
-    else:  # every row of v precedes every row of u (blocks of one sorted bucket)
-        i = np.repeat(rows_u, rows_v.size)
-        j = np.tile(rows_v, rows_u.size)
-    return _verify_bucket_pairs(shards, _Keys(work, unique, tile), i, j, np.full(i.size, band, np.int64), d2)
+    """One slice of a large bucket (rows ascending): the pairs ``(rows[x], rows[y])`` with
+    ``lo <= x < hi`` and ``y < x``, generated and verified a block of ``hi - lo`` partners at a time."""
+    keys = _Keys(work, unique, tile)
+    u = rows[lo:hi]
+    x, y, _ = _bucket_pairs(np.zeros(1, np.int64), np.array([u.size]), u)  # the slice with itself: y < x
+    parts_i, parts_j = [u[x]], [u[y]]
+    step = max(1, 1_000_000 // max(u.size, 1))
+    for s in range(0, lo, step):  # every earlier row of the bucket, about a million pairs at a time
+        v = rows[s : min(s + step, lo)]
+        parts_i.append(np.repeat(u, v.size))
+        parts_j.append(np.tile(v, u.size))
+    i, j = np.concatenate(parts_i), np.concatenate(parts_j)
+    return _verify_bucket_pairs(shards.reader(), keys, i, j, np.full(i.size, band, np.int64), d2)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -352,16 +372,12 @@ def fold_identical(client: Any, shards: ShardSet, tile: int) -> np.ndarray:
     _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     cand = first[inverse.reshape(-1)]
     copies = np.flatnonzero(cand != rep)
+    reader = shards.reader()
     for s in range(0, copies.size, 65536):  # a hash collision must never fold two different rows
         c = copies[s : s + 65536]
-        same = _same_bytes(shards, c, cand[c])
+        same = (reader.read(c).view(np.uint32) == reader.read(cand[c]).view(np.uint32)).all(axis=1)
         rep[c[same]] = cand[c[same]]
     return rep
-
-
-def _same_bytes(shards: ShardSet, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    ra, rb = shards.read(a), shards.read(b)
-    return (ra.view(np.uint32) == rb.view(np.uint32)).all(axis=1)
 
 
 def corpus_greedy(
@@ -390,7 +406,7 @@ def corpus_greedy(
         mode: ``"exhaustive"`` or ``"banded"``.
         tile: rows per tile (>= 1).
         settings: band settings (banded mode; default ``r = 4, rel = 0.2``).
-        split: banded mode: buckets with more rows are verified as block-pair tasks of this size.
+        split: banded mode: a bucket with more rows is verified as tasks of this many rows each.
         parts: banded mode: shuffle partitions (default: one per 4 tiles, at least 1).
         work_dir: folder for the banded shuffle files (default: a temporary folder).
         progress: callable ``(futures, desc) -> iterable of (future, result)`` (default: as completed).
@@ -447,12 +463,11 @@ def corpus_greedy(
             for _, (i, j, c, large) in wait(reds, "buckets"):
                 edges.append((i, j))
                 candidates += c
-                for band, rows in large:
-                    bl = [rows[s : s + split] for s in range(0, rows.size, split)]
-                    for u in range(len(bl)):
-                        for v in range(u + 1):
-                            blocks.append(client.submit(bucket_block, shards, band, bl[u], None if u == v else bl[v],
-                                                        work, uf, tile, d2, pure=False))
+                for band, rows in large:  # split into slices of `split` rows, each against all earlier rows
+                    rf = client.scatter(rows)
+                    for lo in range(0, rows.size, split):
+                        blocks.append(client.submit(bucket_block, shards, band, rf, lo, min(lo + split, rows.size),
+                                                    work, uf, tile, d2, pure=False))
             for _, (i, j, c) in wait(blocks, "large buckets") if blocks else ():
                 edges.append((i, j))
                 candidates += c
@@ -470,9 +485,10 @@ def corpus_greedy(
     pi = pi_u[rep]  # a copy of row r gets π[r] (r itself when r is retained)
     dist = np.zeros(n, dtype=np.float64)
     deleted = np.flatnonzero(pi != np.arange(n))
+    reader = shards.reader()
     for s in range(0, deleted.size, 65536):
         d = deleted[s : s + 65536]
-        dist[d] = np.sqrt(sq_dist_rows(shards.read(d), np.arange(d.size), shards.read(pi[d])))
+        dist[d] = np.sqrt(sq_dist_rows(reader.read(d), np.arange(d.size), reader.read(pi[d])))
     return CorpusGreedyResult(
         pi=pi, distances=dist, t=t, mode=mode, tile=tile, unique_rows=int(unique.size), edges=n_edges,
         candidates=candidates, tasks=tasks, wall_time_s=time.perf_counter() - start, resolver_peak_bytes=int(peak),

@@ -9,8 +9,8 @@ windows in arrival order (SPEC §1, §3); for ``lam-ref substitute X.npy`` they 
 row ranges of ``X``.
 
 Every shard's XXH3-128 checksum is recorded when it is written and checked whenever a task opens
-it: a corrupt, truncated or missing shard raises :class:`ShardError` naming the file, and is never
-used.
+the shard (a :class:`ShardReader` checks each shard once and is used by one task): a corrupt,
+truncated or missing shard raises :class:`ShardError` naming the file, and is never used.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import xxhash
 from .._io import atomic_write, atomic_write_text
 from ..geometry import LamValueError
 
-__all__ = ["ShardError", "ShardSet", "checksum_file", "write_shard", "write_shards"]
+__all__ = ["ShardError", "ShardReader", "ShardSet", "checksum_file", "write_shard", "write_shards"]
 
 
 class ShardError(LamValueError):
@@ -92,37 +92,68 @@ class ShardSet:
     def save(self, path: str | os.PathLike[str]) -> None:
         atomic_write_text(path, json.dumps(self.to_json()))
 
+    def reader(self) -> ShardReader:
+        """A reader that checks each shard once, on first use (one per task)."""
+        return ShardReader(self)
+
+    def open(self, k: int) -> np.ndarray:
+        """Shard ``k`` memory-mapped, after checking its checksum (see :meth:`ShardReader.open`)."""
+        return self.reader().open(k)
+
+    def read(self, ids: np.ndarray) -> np.ndarray:
+        """Rows with global ids ``ids`` (any order); every shard touched is checked first."""
+        return self.reader().read(ids)
+
+    def read_range(self, start: int, stop: int) -> np.ndarray:
+        """Global rows ``start .. stop-1``."""
+        return self.read(np.arange(start, stop, dtype=np.int64))
+
+
+class ShardReader:
+    """Reads rows of a :class:`ShardSet`, checking each shard's checksum the first time it opens it."""
+
+    def __init__(self, shards: ShardSet) -> None:
+        self.shards = shards
+        self._open: dict[int, np.ndarray] = {}
+        self._offsets = shards.offsets
+
     def open(self, k: int) -> np.ndarray:
         """Shard ``k`` memory-mapped, after checking its checksum against the manifest.
 
         Raises:
             ShardError: the file is missing, unreadable, of the wrong shape, or its checksum differs.
         """
-        path = Path(self.directory) / self.files[k]
+        hit = self._open.get(k)
+        if hit is not None:
+            return hit
+        sh = self.shards
+        path = Path(sh.directory) / sh.files[k]
         try:
             got = checksum_file(path)
         except OSError as exc:
             raise ShardError(f"shard {str(path)!r} cannot be read: {exc.strerror or exc}") from None
-        if got != self.checksums[k]:
-            raise ShardError(f"shard {str(path)!r} is corrupt: checksum {got} differs from the manifest's {self.checksums[k]}")
+        if got != sh.checksums[k]:
+            raise ShardError(f"shard {str(path)!r} is corrupt: checksum {got} differs from the manifest's {sh.checksums[k]}")
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        if arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] != self.rows[k] or (arr.shape[0] and arr.shape[1] != self.dim):
-            raise ShardError(f"shard {str(path)!r} has shape {arr.shape} {arr.dtype}, expected ({self.rows[k]}, {self.dim}) float32")
+        if arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] != sh.rows[k] or (arr.shape[0] and arr.shape[1] != sh.dim):
+            raise ShardError(f"shard {str(path)!r} has shape {arr.shape} {arr.dtype}, expected ({sh.rows[k]}, {sh.dim}) float32")
+        self._open[k] = arr
         return arr
 
     def read(self, ids: np.ndarray) -> np.ndarray:
         """Rows with global ids ``ids`` (any order) as a float32 ``(len(ids), D)`` array."""
         ids = np.asarray(ids, dtype=np.int64)
-        out = np.empty((ids.size, self.dim), dtype=np.float32)
+        out = np.empty((ids.size, self.shards.dim), dtype=np.float32)
         if ids.size == 0:
             return out
-        off = self.offsets
+        off = self._offsets
         which = np.searchsorted(off, ids, side="right") - 1
-        for k in np.unique(which).tolist():
+        ks = np.unique(which)
+        if ks.size == 1:
+            k = int(ks[0])
+            out[:] = self.open(k)[ids - off[k]]
+            return out
+        for k in ks.tolist():
             sel = np.flatnonzero(which == k)
             out[sel] = self.open(k)[ids[sel] - off[k]]
         return out
-
-    def read_range(self, start: int, stop: int) -> np.ndarray:
-        """Global rows ``start .. stop-1``."""
-        return self.read(np.arange(start, stop, dtype=np.int64))
