@@ -75,11 +75,21 @@ def corpus_digest(file_digests: list[str]) -> str:
 
 def digests_from_report(report: dict[str, Any], files: list[str]) -> tuple[list[str], str]:
     """Per-file and corpus digests of a serial ``lam-ref compact --json`` report for the input
-    ``files`` (in order): each file's trajectories and failures are picked by their ``path``."""
+    ``files`` (in order; a path may repeat): the report lists trajectories and failures in input
+    order, so each file takes the next run of entries with its ``path`` (distinct ids within one
+    file, as a file's trajectories have)."""
+    trajs, fails = report["trajectories"], report["failures"]
+    tp = fp = 0
     out = []
     for f in files:
-        summ = [s for s in report["trajectories"] if s["path"] == f]
-        fail = [x for x in report["failures"] if x["path"] == f]
+        summ: list[dict[str, Any]] = []
+        while tp < len(trajs) and trajs[tp]["path"] == f and all(s["id"] != trajs[tp]["id"] for s in summ):
+            summ.append(trajs[tp])
+            tp += 1
+        fail: list[dict[str, str]] = []
+        while fp < len(fails) and fails[fp]["path"] == f and all(x["error"] != fails[fp]["error"] for x in fail):
+            fail.append(fails[fp])
+            fp += 1
         out.append(file_digest(summ, fail))
     return out, corpus_digest(out)
 
