@@ -278,8 +278,9 @@ def resolve_edges(n: int, edges: list[tuple[np.ndarray, np.ndarray]]) -> np.ndar
     """The greedy over within-δ pairs, in row order: ``π[i]`` is the smallest retained ``j < i``
     paired with ``i``, else ``i`` (paper §2.4; SPEC §5). ``edges`` is consumed (emptied) to bound memory.
 
-    Memory: one int64 key per edge (``i·n + j``, sorted in place), then ``i`` and ``j`` columns
-    built from it (the key is freed): at most 24 bytes per edge next to the 16-byte edge list.
+    Memory: one int64 key per edge (``i·n + j``, sorted in place), then the row column built
+    from it and the key turned into the column in place: 16 bytes per edge (as much as the edge
+    list, which is freed chunk by chunk while the keys are filled) plus ``O(n)`` for ``π``.
     """
     total = sum(int(i.size) for i, _ in edges)
     pi = np.arange(n, dtype=np.int64)
@@ -294,8 +295,10 @@ def resolve_edges(n: int, edges: list[tuple[np.ndarray, np.ndarray]]) -> np.ndar
         pos += i.size
         del i, j
     key.sort()
-    rows = key // n
-    key -= rows * n
+    rows = key // n  # in place from here on: at most two int64 arrays of the edge count
+    rows *= n
+    key -= rows
+    rows //= n
     cols = key
     starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
     ends = np.r_[starts[1:], rows.size]
