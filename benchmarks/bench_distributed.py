@@ -153,7 +153,7 @@ def bench_corpus(n: int, d: int, workers: int, tile: int, t: float) -> dict:
     serial_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="lam-ref-bench-") as tmp:
         shards = write_shards(e, tmp, tile)
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as c, Client(c) as cl:
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0") as c, Client(c) as cl:
             print(f"[corpus] dask {workers} workers, load {_load()}", file=sys.stderr, flush=True)
             res = corpus_greedy(cl, shards, t, tile=tile)
     equal = bool(np.array_equal(res.pi, ref.pi) and np.array_equal(res.distances, ref.distances))
@@ -193,7 +193,7 @@ def bench_shared_edges(encoder: str, t: float) -> dict:
     enc_s = time.perf_counter() - t0
     e = np.concatenate(blocks)
     with tempfile.TemporaryDirectory(prefix="lam-ref-bench-") as tmp:
-        with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as c, Client(c) as cl:
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as c, Client(c) as cl:
             res = corpus_greedy(cl, write_shards(e, tmp, 1024), t, tile=1024)
     return {"windows": int(e.shape[0]), "window_tokens": tokens, "tokens_per_window": tokens / e.shape[0],
             "encode_s": enc_s, "encode_tokens_per_s": tokens / enc_s, "unique_rows": res.unique_rows,

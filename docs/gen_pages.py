@@ -27,6 +27,10 @@ API_MODULES = [
     "lam_ref.text.lines",
     "lam_ref.text.stubs",
     "lam_ref.text.audit",
+    "lam_ref.distributed",
+    "lam_ref.distributed.greedy",
+    "lam_ref.distributed.shards",
+    "lam_ref.distributed.trajectories",
     "lam_ref.text.pipeline",
     "lam_ref.demo",
     # the conformance suite (issue 5; docs/conformance.md)

@@ -31,7 +31,7 @@ SHARED = shared_data_dir()
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as c:
         with distributed.Client(c) as cl:
             yield cl
 
@@ -147,7 +147,7 @@ def ref_settings(r, rel):
 def test_worker_count_does_not_change_the_result(tmp_path, workers):
     e = _clustered(9, 600, 16, 40, 0.12, copies=30)
     ref = substitute(e, 0.95, exhaustive=True)
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=False, dashboard_address=":0") as c:
         with distributed.Client(c) as cl:
             _same(corpus_greedy(cl, write_shards(e, tmp_path, 200), 0.95, tile=150), ref, f"{workers} workers")
             _same(corpus_greedy(cl, write_shards(e, tmp_path / "b", 200), 0.95, tile=150, mode="banded", split=3),
@@ -349,3 +349,20 @@ def test_resume_dir_that_is_not_a_run_folder_is_refused(tmp_path, capsys, monkey
     rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--resume", str(other), "--no-progress")
     assert rc == 2 and "not a lam-ref run folder" in err, err
     assert os.listdir(other) == ["precious.txt"], "nothing written into a foreign folder"
+
+
+def test_scheduler_address_runs_on_that_cluster(tmp_path, capsys, monkeypatch):
+    """``--scheduler tcp://...`` connects to an existing cluster (here one started by the test) and
+    gives the serial results; the cluster's progress bar is used instead of the local one."""
+    monkeypatch.setenv("LAM_REF_DASK_TIMEOUT", "20")
+    d = _corpus(tmp_path, 4)
+    ser, par = tmp_path / "s.json", tmp_path / "p.json"
+    assert _run(capsys, "compact", str(d), "--encoder", "hash", "--json", str(ser), "--no-progress")[0] == 0
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=":0") as c:
+        rc, out, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--json", str(par),
+                            "--scheduler", c.scheduler_address)
+        assert rc == 0, err
+        a, b = json.loads(ser.read_text()), json.loads(par.read_text())
+        assert a["total"] == b["total"], "the remote cluster's run equals the serial one"
+        assert b["distributed"]["scheduler"] == c.scheduler_address and f"scheduler {c.scheduler_address}" in out
