@@ -300,10 +300,16 @@ def resolve_edges(n: int, edges: list[tuple[np.ndarray, np.ndarray]]) -> np.ndar
     key -= rows
     rows //= n
     cols = key
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    ends = np.r_[starts[1:], rows.size]
+    new_row = np.empty(rows.size, dtype=bool)
+    new_row[0] = True
+    np.not_equal(rows[1:], rows[:-1], out=new_row[1:])
+    starts = np.flatnonzero(new_row)
+    del new_row
     keep = np.ones(n, dtype=bool)
-    for a, z in zip(starts.tolist(), ends.tolist()):
+    last = starts.size - 1
+    for g in range(starts.size):  # rows in increasing order; no Python list of all the groups
+        a = int(starts[g])
+        z = int(starts[g + 1]) if g < last else rows.size
         alive = np.flatnonzero(keep[cols[a:z]])
         if alive.size:
             i = int(rows[a])
