@@ -116,7 +116,7 @@ def bench_trajectories(encoder: str, nfiles: int, workers: int) -> dict:
             else:
                 digests[name] = rep["distributed"]["corpus_digest"]
             res["files_per_s"] = len(paths) / res["wall_s"]
-            res["load_before"] = _load()
+            res["load_after"] = _load()
             out[name] = res
             print(f"  {res['wall_s']:.1f} s, workers' peak RSS {[round(x) for x in res['peak_rss_workers_mb']]} MB",
                   file=sys.stderr, flush=True)
