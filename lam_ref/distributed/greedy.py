@@ -139,25 +139,18 @@ def _save(path: Path, arr: np.ndarray) -> None:
     atomic_write(path, lambda fh: np.save(fh, arr, allow_pickle=False))
 
 
-_KEY_CACHE: dict[tuple[Any, ...], np.ndarray] = {}
-
-
 class _Keys:
     """Band keys of any unique row (by global id), from the per-tile key files of :func:`band_map`
-    (each file read once per process)."""
+    (each file memory-mapped once per task)."""
 
     def __init__(self, work: str, unique: np.ndarray, tile: int) -> None:
         self.work, self.unique, self.tile = Path(work), unique, tile
+        self._open: dict[int, np.ndarray] = {}
 
     def _tile(self, k: int) -> np.ndarray:
-        path = self.work / "keys" / f"tile-{k:06d}.npy"
-        st = os.stat(path)
-        stamp = (str(path), st.st_size, st.st_ino, st.st_mtime_ns)
-        arr = _KEY_CACHE.get(stamp)
+        arr = self._open.get(k)
         if arr is None:
-            if len(_KEY_CACHE) > 4096:
-                _KEY_CACHE.clear()
-            arr = _KEY_CACHE[stamp] = np.load(path, allow_pickle=False)
+            arr = self._open[k] = np.load(self.work / "keys" / f"tile-{k:06d}.npy", mmap_mode="r", allow_pickle=False)
         return arr
 
     def get(self, ids: np.ndarray) -> np.ndarray:
