@@ -366,3 +366,23 @@ def test_scheduler_address_runs_on_that_cluster(tmp_path, capsys, monkeypatch):
         a, b = json.loads(ser.read_text()), json.loads(par.read_text())
         assert a["total"] == b["total"], "the remote cluster's run equals the serial one"
         assert b["distributed"]["scheduler"] == c.scheduler_address and f"scheduler {c.scheduler_address}" in out
+
+
+@pytest.mark.usefixtures("inproc")
+def test_residual_files_equal_the_serial_ones_and_restore(tmp_path, capsys):
+    """``--residual-dir`` with ``--workers``: the same file names (a repeated id gets ``~2``) and
+    bytes as the serial command, and ``lam-ref restore`` gives the originals back."""
+    d = _corpus(tmp_path, 3)
+    ser, par = tmp_path / "rs", tmp_path / "rp"
+    # the folder twice: every id twice, the second copy named ~2
+    assert _run(capsys, "compact", str(d), str(d), "--encoder", "hash", "--residual-dir", str(ser),
+                "--no-progress")[0] == 0
+    assert _run(capsys, "compact", str(d), str(d), "--encoder", "hash", "--residual-dir", str(par), "--workers", "2",
+                "--no-progress")[0] == 0
+    names = sorted(p.name for p in ser.iterdir())
+    assert names == sorted(p.name for p in par.iterdir()) and len(names) == 12, f"same names: {names}"
+    assert "t00~2.audit.json" in names, f"a repeated id is kept apart: {names}"
+    for name in names:
+        assert (ser / name).read_bytes() == (par / name).read_bytes(), f"{name} differs from the serial output"
+    rc, _, err = _run(capsys, "restore", str(par))
+    assert rc == 0, f"the distributed run's audit stores restore: {err}"
