@@ -16,7 +16,7 @@ export DISABLE_MKDOCS_2_WARNING := true
 $(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check "torch==2.13.0"
-	$(PY) -m pip install -q --disable-pip-version-check -e ".[encoder,peers,docs,dev]"
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[encoder,peers,docs,dev,dask]"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._io import atomic_write
 from ..geometry import LamValueError
-from ._common import check_output_file, table, write_json
+from ._common import check_output_file, pyplot, table, write_json
 
 LARGE_QUERIES = 5_000
 
@@ -108,10 +108,7 @@ def run_membership(args: argparse.Namespace) -> int:
 def plot_membership(outcomes, n: int, stem: str) -> list[Path]:
     """Error against bits per item (bits used / N) per compactor, with 95 % intervals and the
     analytic curves of App. A: Bloom ``½e^{-(ln 2)^2 b}``, floor ``½·2^{-b}``, random guess ½."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("--plot")
 
     from ..cct.bloom import bloom_error_curve, membership_lower_bound
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..codec import DEFAULT_REL_EB
+from ..distributed.cli import add_cluster_options, run_compact, wants_cluster
 from ..geometry import LamValueError
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
@@ -247,6 +248,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="verify δ̂ <= δ, the audit round trip and the L2 error bound; exit 1 on failure")
     add_progress(p)
+    add_cluster_options(p, scope=True)
     p.set_defaults(func=run)
     return p
 
@@ -272,6 +274,11 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
     if args.save_embeddings and not config.uses_encoder:
         raise LamValueError(f"--save-embeddings needs layer l1 (no windows are encoded with --layers {args.layers})")
+    if wants_cluster(args):  # Dask: --workers / --scheduler / --resume / --scope corpus (docs/scale.md)
+        for flag, given in (("--save-embeddings", args.save_embeddings), ("--residual-format native", args.residual_format == "native")):
+            if given:
+                raise LamValueError(f"{flag} runs serially only; drop it or drop --workers/--scheduler")
+        return run_compact(args, config)
     encoder = get_encoder(args.encoder, args.device)
     if encoder.kind == "hashing":
         print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "

@@ -60,7 +60,7 @@ from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, Encoder, get_en
 from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import Encoded, encode_chunks
 from ..text.records import Trajectory
-from ._common import check_output_file, loaded_trajectories, plan_trajectory_files, table, write_json
+from ._common import check_output_file, loaded_trajectories, plan_trajectory_files, pyplot, table, write_json
 from .sweep import gold_key, load_gold
 
 DEFAULT_METHODS = "lam,l0,masking,semdedup,gem,lre"
@@ -463,10 +463,7 @@ COLORS = {"lam": "#c0392b", "l1": "#e67e22", "l0": "#8e44ad", "masking": "#7f8c8
 def plot(rows_json: list[dict[str, Any]], path: str) -> tuple[Path, Path]:
     """Removal against evidence retained, one curve per method through its operating points
     (Figure 3 style; SemDeDup's seed range as error bars); PNG at ``path`` and SVG beside it."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("--plot")
 
     from .._io import atomic_write
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import costmodel as cm
 from ..geometry import LamValueError
-from ._common import check_output_file, table, write_json
+from ._common import check_output_file, pyplot, table, write_json
 
 _TITLES = {
     "2": "Table 2: mean modelled latency per turn (s), 1,453 growth turns, Llama-3.1-8B",
@@ -74,12 +74,7 @@ def plot_schedules(png: str, device: cm.DeviceProfile) -> list[Path]:
 
     Writes ``png`` and the same figure as SVG beside it (atomically); returns both paths.
     """
-    try:
-        import matplotlib
-    except ImportError:
-        raise LamValueError("--plot needs matplotlib (pip install 'lam_ref[bench]')") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("--plot")
 
     from .._io import atomic_write
 

@@ -9,6 +9,8 @@ import numpy as np
 from .._io import atomic_write
 from ..determinism import device_kwargs
 from ..digest import fmt17
+from ..distributed.cli import add_cluster_options, run_substitute, wants_cluster
+from ..geometry import LamValueError
 from ..substitution import oracle, substitute
 from ._common import (
     add_json,
@@ -36,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--map-out", metavar="PATH", help="write π as an int64 .npy")
     add_mkdir(p)
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda (exhaustive mode on the GPU, needs CuPy)")
+    add_cluster_options(p, resume=False)
     p.set_defaults(func=run)
     return p
 
@@ -46,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     if args.map_out:
         check_output_file(args.map_out, "--map-out", mkdir=args.mkdir)
     on_device = device_kwargs(args.device)
+    if wants_cluster(args):  # Dask: the corpus-scope greedy over the rows (docs/scale.md)
+        if on_device:
+            raise LamValueError("--device cuda runs serially only; drop it or drop --workers/--scheduler")
+        return run_substitute(args)
     e = load_embeddings(args.embeddings)
     if args.oracle:
         res = oracle(e, args.threshold, normalize=args.normalize)

@@ -1,0 +1,27 @@
+"""LAM over a corpus on Dask (``dask.distributed``): per-trajectory compaction over many files, and
+the corpus-scope greedy (exact and banded), each equal to the serial run byte for byte at any
+worker count (paper §2.4, Algorithm 2; SPEC §5, §10). See ``docs/scale.md``.
+
+* :mod:`~lam_ref.distributed.cluster`: a ``LocalCluster`` (``--workers N``) or a scheduler address;
+* :mod:`~lam_ref.distributed.trajectories`: one task per file running the unchanged serial
+  :func:`lam_ref.text.pipeline.compact_trajectory`, atomic per-file outputs, ``--resume``,
+  per-file and corpus digests;
+* :mod:`~lam_ref.distributed.shards`: memory-mapped embedding shards with checksums;
+* :mod:`~lam_ref.distributed.greedy`: tile pairs / band buckets → within-δ pairs → one resolve.
+"""
+
+from .cluster import ClusterSpec, cluster_client, validate_cluster_args
+from .greedy import CorpusGreedyResult, corpus_greedy, resolve_edges
+from .shards import ShardError, ShardSet, write_shards
+
+__all__ = [
+    "ClusterSpec",
+    "CorpusGreedyResult",
+    "ShardError",
+    "ShardSet",
+    "cluster_client",
+    "corpus_greedy",
+    "resolve_edges",
+    "validate_cluster_args",
+    "write_shards",
+]

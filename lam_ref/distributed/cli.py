@@ -1,0 +1,355 @@
+"""The command-line side of the Dask runs: options shared by ``lam-ref compact`` and
+``lam-ref substitute``, and the two drivers they branch into (``--workers``, ``--scheduler``,
+``--resume``, ``--scope corpus``). See ``docs/scale.md``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..geometry import LamValueError
+
+__all__ = ["add_cluster_options", "run_compact", "run_substitute", "wants_cluster"]
+
+
+def add_cluster_options(p: argparse.ArgumentParser, *, resume: bool = True, scope: bool = False) -> None:
+    """``--workers N``, ``--scheduler ADDRESS`` and ``--tile`` (plus ``--resume``/``--scope``)."""
+    g = p.add_argument_group("distributed (Dask)")
+    g.add_argument("--workers", type=int, metavar="N", help="run on a local Dask cluster of N worker processes")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://host:8786)")
+    g.add_argument("--tile", type=int, default=4096, metavar="ROWS",
+                   help="rows per tile of the corpus-scope greedy (default 4096)")
+    if resume:
+        g.add_argument("--resume", metavar="DIR", help="keep per-file outputs in DIR; a rerun skips finished files")
+    if scope:
+        g.add_argument("--scope", choices=("trajectory", "corpus"), default="trajectory",
+                       help="greedy per trajectory (default) or one greedy over all chunks of all inputs")
+
+
+def wants_cluster(args: argparse.Namespace) -> bool:
+    """Whether the command should take the Dask branch."""
+    return (getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
+            or getattr(args, "resume", None) is not None or getattr(args, "scope", "trajectory") == "corpus")
+
+
+@contextlib.contextmanager
+def _run_dir(resume: str | None):
+    if resume is not None:
+        from ..commands._common import check_output_dir
+
+        check_output_dir(resume, "--resume")
+        Path(resume).mkdir(parents=True, exist_ok=True)
+        yield resume
+        return
+    with tempfile.TemporaryDirectory(prefix="lam-ref-run-") as d:
+        yield d
+
+
+def _submit_files(client: Any, fn: Any, items: list[tuple[int, str, str]]) -> list[Any]:
+    """A Dask bag over the files (one partition per file, in order) mapped with ``fn``."""
+    import dask.bag as db
+
+    if not items:
+        return []
+    bag = db.from_sequence(items, partition_size=1).map(lambda it: fn(*it))
+    return client.compute(bag.to_delayed())
+
+
+def _collect(client: Any, futs: list[Any], items: list[tuple[int, str, str]], spec: Any, show: bool,
+             desc: str) -> dict[int, str]:
+    """Wait for the file tasks; a task that failed outright (e.g. its workers kept dying) is
+    returned as ``{index: error}``."""
+    from .cluster import wait_with_progress
+
+    index_of = {f.key: items[k][0] for k, f in enumerate(futs)}
+    errors: dict[int, str] = {}
+    for fut, res in wait_with_progress(client, futs, spec, show=show, desc=desc, raise_errors=False):
+        if fut.status == "error":
+            errors[index_of[fut.key]] = f"task failed: {type(res).__name__}: {res}"
+    return errors
+
+
+def run_compact(args: argparse.Namespace, config: Any) -> int:
+    """``lam-ref compact`` on Dask: per-trajectory scope (default) or ``--scope corpus``."""
+    from .cluster import ClusterSpec
+
+    spec = ClusterSpec(args.workers, args.scheduler)
+    if getattr(args, "scope", "trajectory") == "corpus":
+        return _run_corpus(args, config, spec)
+    return _run_trajectories(args, config, spec)
+
+
+def _settings(args: argparse.Namespace, config: Any, scope: str) -> dict[str, Any]:
+    cfg = {k: v for k, v in config.to_json().items() if k != "delta"}  # δ follows from the threshold
+    return {"command": "compact", "scope": scope, "config": cfg, "encoder": args.encoder,
+            "device": args.device, "format": args.format, "check": bool(args.check),
+            "residuals": bool(args.residual_dir), "tile": args.tile if scope == "corpus" else None}
+
+
+def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
+    from ..commands._common import table, write_json
+    from ..commands.compact import TABLE_HEADER, ResidualWriter, _pct, display_ids, table_row
+    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+    from ..text.pipeline import summarize
+    from .cluster import cluster_client
+    from .trajectories import check_resume_dir, corpus_digest, input_files, read_file_output
+
+    quiet = args.json == "-"
+    out = sys.stderr if quiet else sys.stdout
+    files, arg_failures = input_files(args.paths, args.format)
+    for f in arg_failures:
+        print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
+    with _run_dir(args.resume) as run_dir:
+        if args.resume is not None:
+            check_resume_dir(run_dir, _settings(args, config, "trajectory"), files)
+        _hash_note(args)
+        todo = [(k, p, t) for k, (p, t) in enumerate(files) if read_file_output(run_dir, k, p) is None]
+        resumed = len(files) - len(todo)
+        errors: dict[int, str] = {}
+        if todo:
+            fn = functools.partial(_compact_item, fmt=args.format, encoder=args.encoder, device=args.device,
+                                   config=config, run_dir=run_dir, check=bool(args.check),
+                                   residuals=bool(args.residual_dir))
+            with cluster_client(spec) as client:
+                futs = _submit_files(client, fn, todo)
+                errors = _collect(client, futs, todo, spec, not args.no_progress, "files")
+        summaries: list[dict[str, Any]] = []
+        failures: list[dict[str, str]] = list(arg_failures)
+        problems: list[str] = []
+        file_digests: list[str] = []
+        writer = ResidualWriter(args.residual_dir) if args.residual_dir else None
+        for k, (path, _) in enumerate(files):
+            rec = read_file_output(run_dir, k, path)
+            if rec is None:
+                from .trajectories import _failure, file_digest
+
+                fail = _failure(path, errors.get(k, "no output was produced"))
+                print(f"lam-ref compact: failed: {fail['error']}", file=sys.stderr)
+                failures.append(fail)
+                file_digests.append(file_digest([], [fail]))
+                continue
+            for f in rec["failures"]:
+                print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
+            summaries.extend(rec["summaries"])
+            failures.extend(rec["failures"])
+            problems.extend(rec["problems"])
+            file_digests.append(rec["digest"])
+            if writer is not None:
+                stage = Path(run_dir) / "stage" / f"{k:07d}"
+                for s, j in zip(rec["summaries"], rec["staged"]):
+                    name = writer.name_for(str(s["id"]))
+                    writer.directory.mkdir(parents=True, exist_ok=True)
+                    for suffix in (RESIDUAL_SUFFIX, AUDIT_SUFFIX):
+                        _copy_atomic(stage / f"{j}{suffix}", writer.directory / f"{name}{suffix}")
+                    writer.written[name] = {"id": s["id"], "path": s["path"], "residual": f"{name}{RESIDUAL_SUFFIX}",
+                                            "audit": f"{name}{AUDIT_SUFFIX}"}
+    total = summarize(summaries, config) if summaries else None
+    cdig = corpus_digest(file_digests)
+    if summaries:
+        labels = display_ids([str(s["id"]) for s in summaries])
+        rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
+        print(table(rows, TABLE_HEADER), file=out)
+        print(f"encoder {summaries[0]['encoder']}, threshold t={config.threshold} (δ={config.delta:.4f}), layers "
+              f"{total['layers']}; removal net {_pct(total['removal_net'])}, gross {_pct(total['removal_gross'])}; "
+              f"map digest {total['map_digest']}", file=out)
+    print(f"corpus digest {cdig} over {len(files)} files ({_where(spec)}; {resumed} resumed, {len(todo)} computed)",
+          file=out)
+    if failures:
+        print(f"lam-ref compact: {len(failures)} of {len(failures) + len(summaries)} inputs failed", file=sys.stderr)
+    for prob in problems:
+        print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
+    if args.json:
+        report = {
+            "config": config.to_json(),
+            "encoder": summaries[0]["encoder_info"] if summaries else {"name": args.encoder},
+            "trajectories": [{k: v for k, v in s.items() if not k.startswith("_")} for s in summaries],
+            "total": total,
+            "failures": failures,
+            "checks": {"run": bool(args.check), "problems": problems},
+            "distributed": {**spec.describe(), "files": len(files), "resumed": resumed, "computed": len(todo),
+                            "file_digests": file_digests, "corpus_digest": cdig},
+        }
+        if writer is not None:
+            report["residual_files"] = writer.written
+        write_json(report, args.json)
+    if not summaries and not failures:
+        print("lam-ref compact: no trajectories found", file=sys.stderr)
+        return 1
+    return 1 if (failures or problems) else 0
+
+
+def _compact_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir, check, residuals):
+    from .trajectories import compact_file
+
+    return compact_file(index, path, tid, fmt, encoder, device, config, run_dir, check, residuals)
+
+
+def _encode_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir):
+    from .trajectories import encode_file
+
+    return encode_file(index, path, tid, fmt, encoder, device, config, run_dir)
+
+
+def _copy_atomic(src: Path, dst: Path) -> None:
+    from .._io import atomic_write
+
+    with open(src, "rb") as fh:
+        data = fh.read()
+    atomic_write(dst, lambda out: out.write(data))
+
+
+def _where(spec: Any) -> str:
+    return f"scheduler {spec.scheduler}" if spec.scheduler else f"{spec.workers} local worker(s)"
+
+
+def _hash_note(args: argparse.Namespace) -> None:
+    if str(args.encoder).lower().startswith("hash"):
+        print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
+              "comparable to a real encoder's", file=sys.stderr)
+
+
+def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
+    from ..bands import BandSettings
+    from ..commands._common import table, write_json
+    from ..geometry import validate_positive_int
+    from .cluster import cluster_client, wait_with_progress
+    from .greedy import corpus_greedy
+    from .shards import ShardError, ShardSet
+    from .trajectories import _failure, check_resume_dir, input_files, read_file_output
+
+    if args.residual_dir:
+        raise LamValueError("--residual-dir is not available with --scope corpus (the corpus scope reports the map and digests)")
+    if args.both_orders or config.layers[0] != "l1":
+        raise LamValueError(f"--scope corpus runs L1 over the original windows; --layers must start with l1 and "
+                            f"--both-orders is not available (got --layers {','.join(config.layers)})")
+    tile = validate_positive_int(args.tile, "--tile")
+    quiet = args.json == "-"
+    out = sys.stderr if quiet else sys.stdout
+    files, arg_failures = input_files(args.paths, args.format)
+    for f in arg_failures:
+        print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
+    with _run_dir(args.resume) as run_dir:
+        if args.resume is not None:
+            check_resume_dir(run_dir, _settings(args, config, "corpus"), files)
+        _hash_note(args)
+        todo = []
+        for k, (p, t) in enumerate(files):
+            rec = read_file_output(run_dir, k, p)
+            if rec is not None:
+                try:
+                    ShardSet.create(Path(run_dir) / "shards", [rec["shard"]], rec["dim"]).open(0)
+                    continue
+                except ShardError as exc:
+                    print(f"lam-ref compact: recomputing: {exc}", file=sys.stderr)
+            todo.append((k, p, t))
+        resumed = len(files) - len(todo)
+        with cluster_client(spec) as client:
+            errors: dict[int, str] = {}
+            if todo:
+                fn = functools.partial(_encode_item, fmt=args.format, encoder=args.encoder, device=args.device,
+                                       config=config, run_dir=run_dir)
+                errors = _collect(client, _submit_files(client, fn, todo), todo, spec, not args.no_progress, "encode")
+            trajs: list[dict[str, Any]] = []
+            failures = list(arg_failures)
+            entries, dim, encoder_info = [], None, {"name": args.encoder}
+            for k, (path, _) in enumerate(files):
+                rec = read_file_output(run_dir, k, path)
+                if rec is None:
+                    failures.append(_failure(path, errors.get(k, "no output was produced")))
+                    print(f"lam-ref compact: failed: {failures[-1]['error']}", file=sys.stderr)
+                    continue
+                for f in rec["failures"]:
+                    print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
+                failures.extend(rec["failures"])
+                trajs.extend(rec["trajectories"])
+                dim, encoder_info = rec["dim"], rec["encoder"]
+                if rec["shard"]["rows"]:
+                    entries.append(rec["shard"])
+            shards = ShardSet.create(Path(run_dir) / "shards", entries, dim or 1)
+            mode = "exhaustive" if config.exhaustive else "banded"
+            res = corpus_greedy(client, shards, config.threshold, mode=mode, tile=tile,
+                                settings=BandSettings(config.r, config.rel), work_dir=run_dir,
+                                progress=lambda futs, desc: wait_with_progress(client, futs, spec, show=not args.no_progress,
+                                                                               desc=desc))
+    start = 0
+    for tr in trajs:
+        pi = res.pi[start : start + tr["chunks"]]
+        tr["first_row"] = start
+        tr["kept_chunks"] = int((pi == start + _arange(tr["chunks"])).sum())
+        tr["merged_into_other_trajectories"] = int(((pi < start) & (pi != start + _arange(tr["chunks"]))).sum())
+        start += tr["chunks"]
+    from ..commands.compact import display_ids
+
+    labels = display_ids([str(tr["id"]) for tr in trajs])
+    rows = [[lab, tr["chunks"], tr["kept_chunks"], tr["merged_into_other_trajectories"]] for lab, tr in zip(labels, trajs)]
+    rows.append(["TOTAL", res.n, res.kept_count, sum(r[3] for r in rows)])
+    print(table(rows, ["trajectory", "chunks", "kept", "merged into earlier trajectories"]), file=out)
+    print(f"corpus scope ({res.mode}): {res.n} windows, {res.kept_count} kept, δ̂ {res.delta_hat:.4f} <= δ "
+          f"{res.delta:.4f}; deletion digest {res.deletion_digest}, map digest {res.map_digest} "
+          f"({_where(spec)}; {resumed} files resumed, {len(todo)} encoded)", file=out)
+    if failures:
+        print(f"lam-ref compact: {len(failures)} of {len(failures) + len(trajs)} inputs failed", file=sys.stderr)
+    if args.json:
+        summary = res.to_json()
+        report = {"config": config.to_json(), "encoder": encoder_info, "scope": "corpus", "trajectories": trajs,
+                  "total": summary, "failures": failures,
+                  "distributed": {**spec.describe(), "files": len(files), "resumed": resumed, "computed": len(todo)}}
+        write_json(report, args.json)
+    if not trajs and not failures:
+        print("lam-ref compact: no trajectories found", file=sys.stderr)
+        return 1
+    return 1 if failures else 0
+
+
+def _arange(n: int):
+    import numpy as np
+
+    return np.arange(n, dtype=np.int64)
+
+
+def run_substitute(args: argparse.Namespace) -> int:
+    """``lam-ref substitute X.npy --workers N``: the corpus-scope greedy over the rows of ``X``
+    (``--exhaustive``/``--oracle``: exact; default: banded), equal to the serial command."""
+    import numpy as np
+
+    from ..bands import BandSettings
+    from ..commands._common import load_embeddings, table, write_json
+    from ..digest import fmt17
+    from ..geometry import validate_embeddings, validate_positive_int
+    from .cluster import ClusterSpec, cluster_client, wait_with_progress
+    from .greedy import corpus_greedy
+    from .shards import write_shards
+
+    spec = ClusterSpec(args.workers, args.scheduler)
+    tile = validate_positive_int(args.tile, "--tile")
+    settings = BandSettings(r=args.r, rel=args.rel)
+    e = validate_embeddings(load_embeddings(args.embeddings), normalize=args.normalize)
+    mode = "exhaustive" if (args.exhaustive or args.oracle) else "banded"
+    with tempfile.TemporaryDirectory(prefix="lam-ref-shards-") as d:
+        shards = write_shards(e, d, tile)
+        del e
+        with cluster_client(spec) as client:
+            res = corpus_greedy(client, shards, args.threshold, mode=mode, tile=tile, settings=settings, work_dir=d,
+                                progress=lambda futs, desc: wait_with_progress(client, futs, spec, show=True, desc=desc))
+    if args.map_out:
+        np.save(args.map_out, res.pi)
+    total = res.n * (res.n - 1) // 2
+    if args.json != "-":
+        rate = f"{100 * res.candidates / total:.2f}%" if total else "0.00%"
+        rows = [[res.mode, res.n, res.kept_count, res.n - res.kept_count, f"{res.delta:.4f}", fmt17(res.delta_hat),
+                 rate, res.deletion_digest, res.map_digest]]
+        print(table(rows, ["mode", "N", "kept", "deleted", "δ", "δ̂", "pairs verified", "deletion digest", "map digest"]))
+        print(f"{_where(spec)}; {res.tasks} tasks, {res.edges} within-δ pairs, {res.n - res.unique_rows} identical rows folded")
+    if args.json:
+        obj = res.to_json()
+        if res.n <= 10_000:
+            obj["pi"] = res.pi.tolist()
+        write_json(obj, args.json)
+    return 0
+
+

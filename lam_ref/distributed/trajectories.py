@@ -1,0 +1,255 @@
+"""Per-file tasks over a corpus: compaction of each trajectory (per-trajectory scope) or its
+encoding into an embedding shard (corpus scope), with atomic outputs and ``--resume``.
+
+Each task runs the unchanged serial code (:func:`lam_ref.text.loaders.load_file`,
+:func:`lam_ref.text.pipeline.compact_trajectory` / :func:`~lam_ref.text.pipeline.encode_chunks`)
+on one input file and writes ``files/<index>.json`` (and, for the corpus scope, the file's
+embedding shard) into the run folder by temporary file + rename: a task that is retried after a
+lost worker overwrites an identical file, and a resumed run skips every file whose output exists.
+The encoder is loaded once per worker process (``get_encoder`` is cached per process).
+
+Digests (SPEC §10 encoding, our convention): a file's digest is :func:`lam_ref.digest.digest_lines`
+over one line per trajectory (id, chunk and token counts, ``δ̂`` to 17 digits, deletion and map
+digests) and one line per failure; the corpus digest is :func:`~lam_ref.digest.digest_lines` over
+the file digests in input order. Both are computed the same way from a serial run's report
+(:func:`digests_from_report`), so a distributed run can be checked against it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+from .. import digest as _digest
+from .._io import atomic_write_text
+from ..geometry import LamValueError
+
+__all__ = [
+    "check_resume_dir",
+    "compact_file",
+    "corpus_digest",
+    "digests_from_report",
+    "encode_file",
+    "file_digest",
+    "input_files",
+    "read_file_output",
+]
+
+SETTINGS_FILE = "settings.json"
+FORMAT_VERSION = 1
+
+
+def input_files(paths: list[str], fmt: str | None) -> tuple[list[tuple[str, str]], list[dict[str, str]]]:
+    """The input files in the serial command's order (arguments in order, folders sorted) with
+    their trajectory ids, and the path arguments that failed (missing, empty folder)."""
+    from ..text.loaders import LoadFailure, iter_trajectory_files
+
+    files, failures = [], []
+    for item in iter_trajectory_files(paths, fmt):
+        if isinstance(item, LoadFailure):
+            failures.append(item.to_json())
+        else:
+            files.append((str(item[0]), item[1]))
+    return files, failures
+
+
+def file_digest(summaries: list[dict[str, Any]], failures: list[dict[str, str]]) -> str:
+    """Digest of one input file's outcome (its trajectories in order, then its failures)."""
+    lines = [
+        "\t".join(str(x) for x in (s["id"], s["chunks"], s["kept_chunks"], s["tokens_original"],
+                                   s["tokens_residual_net"], s["tokens_residual_gross"], s["delta_hat_17g"],
+                                   s["deletion_digest"], s["map_digest"]))
+        for s in summaries
+    ]
+    lines += [f"failed\t{f['error']}" for f in failures]
+    return _digest.digest_lines(lines)
+
+
+def corpus_digest(file_digests: list[str]) -> str:
+    """Digest over the per-file digests in input order."""
+    return _digest.digest_lines(file_digests)
+
+
+def digests_from_report(report: dict[str, Any], files: list[str]) -> tuple[list[str], str]:
+    """Per-file and corpus digests of a serial ``lam-ref compact --json`` report for the input
+    ``files`` (in order; a path may repeat): the report lists trajectories and failures in input
+    order, so each file takes the next run of entries with its ``path`` (distinct ids within one
+    file, as a file's trajectories have)."""
+    trajs, fails = report["trajectories"], report["failures"]
+    tp = fp = 0
+    out = []
+    for f in files:
+        summ: list[dict[str, Any]] = []
+        while tp < len(trajs) and trajs[tp]["path"] == f and all(s["id"] != trajs[tp]["id"] for s in summ):
+            summ.append(trajs[tp])
+            tp += 1
+        fail: list[dict[str, str]] = []
+        while fp < len(fails) and fails[fp]["path"] == f and all(x["error"] != fails[fp]["error"] for x in fail):
+            fail.append(fails[fp])
+            fp += 1
+        out.append(file_digest(summ, fail))
+    return out, corpus_digest(out)
+
+
+def _failure(path: str, problem: str) -> dict[str, str]:
+    from ..text.loaders import LoadFailure
+    from ..text.records import TrajectoryFormatError
+
+    return LoadFailure(TrajectoryFormatError(path, "$", problem)).to_json()
+
+
+def _load(path: str, tid: str, fmt: str | None) -> tuple[list[Any], list[dict[str, str]]]:
+    from ..text.loaders import LoadFailure, MalformedEvidenceWarning, load_file
+    from ..text.records import TrajectoryFormatError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MalformedEvidenceWarning)
+        try:
+            return load_file(path, fmt, traj_id=tid), []
+        except TrajectoryFormatError as exc:
+            return [], [LoadFailure(exc).to_json()]
+        except OSError as exc:  # a file that vanished or became unreadable between listing and loading
+            return [], [_failure(path, f"cannot be read: {exc.strerror or exc}")]
+
+
+def _output(run_dir: str, index: int) -> Path:
+    return Path(run_dir) / "files" / f"{index:07d}.json"
+
+
+def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
+                 config: Any, run_dir: str, check: bool, residuals: bool) -> dict[str, Any]:
+    """Compact every trajectory of one file with the serial pipeline; write its output atomically.
+
+    A trajectory whose compaction raises is that file's failure (as in the serial command); the
+    residual and audit files (``residuals=True``) are staged under ``stage/<index>/`` and moved
+    to their final names (which depend on all ids before them) by the driver.
+    """
+    from ..commands._common import write_jsonl
+    from ..commands.compact import check_result, check_written
+    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+    from ..text.encoders import get_encoder
+    from ..text.pipeline import compact_trajectory, result_summary
+
+    trajs, failures = _load(path, tid, fmt)
+    encoder = get_encoder(encoder_name, device) if trajs and config.uses_encoder else None
+    summaries, problems, staged = [], [], []
+    for k, traj in enumerate(trajs):
+        try:
+            res = compact_trajectory(traj, encoder, config)
+        except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch (as serial)
+            failures.append(_failure(traj.path, f"compaction failed: {type(exc).__name__}: {exc}"))
+            continue
+        if check:
+            problems.extend(check_result(res))
+        if residuals:
+            stage = Path(run_dir) / "stage" / f"{index:07d}"
+            stage.mkdir(parents=True, exist_ok=True)
+            write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
+            apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
+            if check:
+                problems.extend(check_written(apath, res))
+            staged.append(k)
+        summaries.append(result_summary(res))
+    record = {"index": index, "path": path, "summaries": summaries, "failures": failures, "problems": problems,
+              "staged": staged, "digest": file_digest(summaries, failures)}
+    atomic_write_text(_output(run_dir, index), json.dumps(record))
+    return {"index": index, "digest": record["digest"], "trajectories": len(summaries), "failed": len(failures),
+            "pid": os.getpid()}
+
+
+def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
+                config: Any, run_dir: str) -> dict[str, Any]:
+    """Encode the observation windows of every trajectory of one file (SPEC §3, §4: the windows
+    L1 sees, in arrival order) into one shard ``shards/<index>.npy``; write ``files/<index>.json``."""
+    import numpy as np
+
+    from ..text.chunking import get_tokenizer
+    from ..text.encoders import get_encoder
+    from ..text.pipeline import encode_chunks
+    from .shards import write_shard
+
+    trajs, failures = _load(path, tid, fmt)
+    encoder = get_encoder(encoder_name, device)
+    tok = get_tokenizer(config.tokenizer)
+    blocks, entries = [], []
+    for traj in trajs:
+        items = [(i, traj.records[i].turn, traj.records[i].text) for i in traj.observation_indices]
+        try:
+            enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size)
+        except Exception as exc:  # noqa: BLE001
+            failures.append(_failure(traj.path, f"encoding failed: {type(exc).__name__}: {exc}"))
+            continue
+        blocks.append(enc.embeddings)
+        entries.append({"id": traj.id, "path": traj.path, "chunks": int(enc.embeddings.shape[0]),
+                        "truncated": enc.truncated,
+                        "tokens": int(sum(c.tokens for c in enc.chunks))})
+    emb = np.concatenate(blocks) if blocks else np.zeros((0, encoder.dim), np.float32)
+    shard = write_shard(Path(run_dir) / "shards" / f"{index:07d}.npy", emb)
+    record = {"index": index, "path": path, "trajectories": entries, "failures": failures, "shard": shard,
+              "dim": encoder.dim, "encoder": encoder.describe()}
+    atomic_write_text(_output(run_dir, index), json.dumps(record))
+    return {"index": index, "rows": shard["rows"], "failed": len(failures), "pid": os.getpid()}
+
+
+def read_file_output(run_dir: str, index: int, path: str) -> dict[str, Any] | None:
+    """The finished output of file ``index`` (``None`` if absent, unreadable or for another path)."""
+    p = _output(run_dir, index)
+    try:
+        rec = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("index") != index or rec.get("path") != path:
+        return None
+    return rec
+
+
+def _input_stamp(path: str) -> list[Any]:
+    try:
+        st = os.stat(path)
+        return [path, st.st_size, st.st_mtime_ns]
+    except OSError:
+        return [path, None, None]
+
+
+def check_resume_dir(run_dir: str, settings: dict[str, Any], files: list[tuple[str, str]]) -> None:
+    """Write ``settings.json`` into a new run folder, or refuse a folder written with other settings.
+
+    ``settings`` holds everything that decides the outputs (threshold, layers, encoder, scope, ...);
+    the inputs are recorded as ``(path, size, mtime_ns)`` in order.
+
+    Raises:
+        LamValueError: one line naming the first setting (or input) that differs.
+    """
+    want = {"format_version": FORMAT_VERSION, **settings, "inputs": [_input_stamp(p) for p, _ in files]}
+    p = Path(run_dir) / SETTINGS_FILE
+    if p.exists():
+        try:
+            have = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise LamValueError(f"--resume {run_dir!r}: {SETTINGS_FILE} cannot be read: {exc}") from None
+        if have != want:
+            raise LamValueError(f"--resume {run_dir!r} was written with other settings: {_first_difference(have, want)}")
+        return
+    if Path(run_dir).exists() and any(Path(run_dir).iterdir()):
+        raise LamValueError(f"--resume {run_dir!r} is a non-empty folder without {SETTINGS_FILE} (not a lam-ref run folder)")
+    atomic_write_text(p, json.dumps(want, indent=1))
+
+
+def _first_difference(have: dict[str, Any], want: dict[str, Any]) -> str:
+    for key in sorted(set(have) | set(want)):
+        a, b = have.get(key), want.get(key)
+        if a == b:
+            continue
+        if key == "inputs" and isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                return f"inputs: {len(a)} files there, {len(b)} now"
+            k = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+            return f"inputs: file {k} was {a[k][0]!r} (size {a[k][1]}), now {b[k][0]!r} (size {b[k][1]})"
+        if isinstance(a, dict) and isinstance(b, dict):
+            sub = next(k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k))
+            return f"{key}.{sub} was {a.get(sub)!r}, now {b.get(sub)!r}"
+        return f"{key} was {a!r}, now {b!r}"
+    return "unknown difference"
