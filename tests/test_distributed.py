@@ -377,9 +377,9 @@ def test_residual_files_equal_the_serial_ones_and_restore(tmp_path, capsys):
     d = _corpus(tmp_path, 3)
     ser, par = tmp_path / "rs", tmp_path / "rp"
     # the folder twice: every id twice, the second copy named ~2
-    assert _run(capsys, "compact", str(d), str(d), "--encoder", "hash", "--residual-dir", str(ser),
+    assert _run(capsys, "compact", str(d), str(d), "--encoder", "hash", "--residual-dir", str(ser), "--mkdir",
                 "--no-progress")[0] == 0
-    assert _run(capsys, "compact", str(d), str(d), "--encoder", "hash", "--residual-dir", str(par), "--workers", "2",
+    assert _run(capsys, "compact", str(d), str(d), "--encoder", "hash", "--residual-dir", str(par), "--mkdir", "--workers", "2",
                 "--no-progress")[0] == 0
     names = sorted(p.name for p in ser.iterdir())
     assert names == sorted(p.name for p in par.iterdir()) and len(names) == 12, f"same names: {names}"

@@ -61,7 +61,7 @@ from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import Encoded, encode_chunks
 from ..text.records import Trajectory
 from ._common import check_output_file, loaded_trajectories, plan_trajectory_files, pyplot, table, write_json
-from .sweep import gold_key, load_gold
+from .sweep import gold_key, load_gold, validate_taus
 
 DEFAULT_METHODS = "lam,l0,masking,semdedup,gem,lre"
 DEFAULT_OPS: dict[str, list[Any]] = {"t": [0.99, 0.95, 0.90], "k": [10, 5, 3], "eps": [0.01, 0.05, 0.10],
@@ -150,12 +150,7 @@ def validate_args(args: argparse.Namespace) -> Plan:
         "tau": [G.validate_tau(t, "--tau") for t in dict.fromkeys(args.tau)],
         "budget": [R.validate_budget(b, "--budget") for b in dict.fromkeys(args.budget)],
     }
-    taus: dict[str, Fraction] = {}
-    for s in dict.fromkeys(args.taus):
-        tau = M.to_fraction(s, "--taus")
-        if not 0 <= tau <= 1:
-            raise LamValueError(f"--taus must be in [0, 1], got {s!r}")
-        taus[s] = tau
+    taus = validate_taus(args.taus)
     seeds = _int(args.seeds, "--seeds", 1)
     _int(args.per_cluster, "--per-cluster", 1)
     _int(args.gem_min_blocks, "--gem-min-blocks", 0)

@@ -239,15 +239,22 @@ class _Plan:
     files: list = field(default_factory=list)
 
 
+def validate_taus(values: list[str], name: str = "--taus") -> dict[str, Fraction]:
+    """The ECR levels τ as exact fractions (SPEC §12), keyed by their text, each in [0, 1]; else a
+    :class:`LamValueError` naming ``name`` and the value."""
+    taus: dict[str, Fraction] = {}
+    for s in dict.fromkeys(values):
+        tau = M.to_fraction(s, name)
+        if not 0 <= tau <= 1:
+            raise LamValueError(f"{name} must be in [0, 1], got {s!r}")
+        taus[s] = tau
+    return taus
+
+
 def validate_args(args: argparse.Namespace) -> _Plan:
     """Check every argument before anything is encoded; errors name the argument and the value."""
     thresholds = list(dict.fromkeys(validate_threshold(t, "--thresholds") for t in args.thresholds))
-    taus: dict[str, Fraction] = {}
-    for s in dict.fromkeys(args.taus):
-        tau = M.to_fraction(s, "--taus")
-        if not 0 <= tau <= 1:
-            raise LamValueError(f"--taus must be in [0, 1], got {s!r}")
-        taus[s] = tau
+    taus = validate_taus(args.taus)
     if isinstance(args.recall_k, bool) or not isinstance(args.recall_k, int) or args.recall_k < 0:
         raise LamValueError(f"--recall-k must be an integer >= 0 (0 skips retrieval), got {args.recall_k!r}")
     check_batch_size(args.batch_size)

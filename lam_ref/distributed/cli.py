@@ -42,8 +42,10 @@ def _run_dir(resume: str | None):
     if resume is not None:
         from ..commands._common import check_output_dir
 
-        check_output_dir(resume, "--resume")
-        Path(resume).mkdir(parents=True, exist_ok=True)
+        # --resume names the run's state folder: created when missing (its parent must exist),
+        # like the state a rerun finds there (docs/cli.md, docs/scale.md).
+        check_output_dir(resume if Path(resume).exists() else str(Path(resume).resolve().parent), "--resume")
+        Path(resume).mkdir(exist_ok=True)
         yield resume
         return
     with tempfile.TemporaryDirectory(prefix="lam-ref-run-") as d:
@@ -93,7 +95,7 @@ def _settings(args: argparse.Namespace, config: Any, scope: str) -> dict[str, An
 
 def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
     from ..commands._common import table, write_json
-    from ..commands.compact import TABLE_HEADER, ResidualWriter, _pct, display_ids, table_row
+    from ..commands._compact_report import TABLE_HEADER, ResidualWriter, _pct, display_ids, table_row
     from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
     from ..text.pipeline import summarize
     from .cluster import cluster_client
@@ -283,7 +285,7 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
         tr["kept_chunks"] = int((pi == start + _arange(tr["chunks"])).sum())
         tr["merged_into_other_trajectories"] = int(((pi < start) & (pi != start + _arange(tr["chunks"]))).sum())
         start += tr["chunks"]
-    from ..commands.compact import display_ids
+    from ..commands._compact_report import display_ids
 
     labels = display_ids([str(tr["id"]) for tr in trajs])
     rows = [[lab, tr["chunks"], tr["kept_chunks"], tr["merged_into_other_trajectories"]] for lab, tr in zip(labels, trajs)]

@@ -128,7 +128,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
     to their final names (which depend on all ids before them) by the driver.
     """
     from ..commands._common import write_jsonl
-    from ..commands.compact import check_result, check_written
+    from ..commands._compact_report import check_result, check_written
     from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
     from ..text.encoders import get_encoder
     from ..text.pipeline import compact_trajectory, result_summary
