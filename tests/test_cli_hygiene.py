@@ -334,3 +334,15 @@ def test_other_subcommands_refuse_unusable_input_with_one_line(command, argv, na
     assert named.format(**subst) in line, f"the line names {named!r}: {line!r}"
     assert not (tmp_path / "no").exists(), "no folder was created implicitly"
     assert not no_model, "the encoder loader was called"
+
+
+def test_compare_shows_one_overall_bar_and_no_progress_turns_it_off(tmp_path, capsys):
+    """``lam-ref compare`` has the overall bar (files done of the total) and ``--no-progress``."""
+    d = tmp_path / "runs"
+    for i in range(3):
+        _write(d / f"t{i}.traj", _traj(i))
+    rc, _, err = _run(capsys, "compare", str(d), "--methods", "masking")
+    assert rc == 0, f"exit 0, got {rc}: {err!r}"
+    assert "compare: 3/3 files" in err, f"one overall bar that reaches 3/3 files: {err!r}"
+    rc, _, err = _run(capsys, "compare", str(d), "--methods", "masking", "--no-progress")
+    assert rc == 0 and "files" not in err, f"--no-progress shows no bar: {err!r}"

@@ -60,7 +60,16 @@ from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, Encoder, get_en
 from ..text.loaders import FORMATS, LoadFailure
 from ..text.pipeline import Encoded, encode_chunks
 from ..text.records import Trajectory
-from ._common import check_output_file, loaded_trajectories, plan_trajectory_files, pyplot, table, write_json
+from ._common import (
+    RunProgress,
+    add_progress,
+    check_output_file,
+    loaded_trajectories,
+    plan_trajectory_files,
+    pyplot,
+    table,
+    write_json,
+)
 from .sweep import gold_key, load_gold, validate_taus
 
 DEFAULT_METHODS = "lam,l0,masking,semdedup,gem,lre"
@@ -114,6 +123,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--taus", nargs="+", default=DEFAULT_TAUS, help="retention floors of ECR@τ (default 1.0 0.999 0.99 0.95)")
     p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
     p.add_argument("--plot", metavar="OUT.png", help="removal-vs-evidence plot (PNG, and SVG next to it); needs --gold")
+    add_progress(p)
     p.set_defaults(func=run)
     return p
 
@@ -304,7 +314,14 @@ def run(args: argparse.Namespace) -> int:
 
     encoded: list[Encoded | None] = []
     encode_s = 0.0
-    for t in trajs:
+    progress = RunProgress(len(trajs), enabled=not args.no_progress, desc="compare")
+
+    def advancing(items: list[Trajectory]):
+        for item in items:
+            yield item
+            progress.advance(trajectories=1)
+
+    for t in advancing(trajs):
         ln = lines.get(t.id) if gold is not None else None
         enc = None
         if CHUNK_METHODS & set(plan.methods):
@@ -313,6 +330,7 @@ def run(args: argparse.Namespace) -> int:
             t0 = time.perf_counter()
             items = [(i, t.records[i].turn, t.records[i].text) for i in t.observation_indices]
             enc = encode_chunks(items, encoder, tok, batch_size=args.batch_size)
+            progress.note(windows=len(enc.chunks))
             encode_s += time.perf_counter() - t0
         encoded.append(enc)
         for method in plan.methods:
@@ -339,6 +357,7 @@ def run(args: argparse.Namespace) -> int:
                     encode_s += time.perf_counter() - t0
                 for tau, cfg in gem_cfgs.items():
                     row("gem", {"tau": tau}).add(timed(G.gem, t, tok, cfg, vectors=vectors), ln)
+    progress.close()
     if "semdedup" in plan.methods:
         _semdedup(trajs, encoded, plan, args, tok, lines if gold is not None else None, row)
     total_s = time.perf_counter() - t_start
