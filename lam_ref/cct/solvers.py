@@ -66,6 +66,15 @@ LP_PARTITION_LIMIT = 2_000
 _TOL = 1e-9
 
 
+def _partitions_within(game: Game, r: int, k: int, limit_name: str, limit: int, advice: str) -> np.ndarray:
+    """The partitions of ``r`` inputs into ``k`` blocks, or :class:`LamValueError` naming the limit
+    and what to use instead when there are more than ``limit``."""
+    count = stirling2(r, k)
+    if count > limit:
+        raise LamValueError(f"{game.name}: S({r}, {k}) = {count} partitions exceeds {limit_name} = {limit}; {advice}")
+    return partitions(r, k)
+
+
 def stirling2(r: int, k: int) -> int:
     """Stirling number of the second kind ``S(r, k)``: partitions of ``r`` items into ``k`` blocks."""
     return sum((-1) ** i * math.comb(k, i) * (k - i) ** r for i in range(k + 1)) // math.factorial(k)
@@ -187,12 +196,8 @@ def zero_error_budget(game: Game) -> ZeroErrorBudget:
         var, fixed = bits_for_messages(m)
         return ZeroErrorBudget(m, var, fixed, None, "set cover (milp)")
     for k in range(1, r + 1):
-        if stirling2(r, k) > EXHAUSTIVE_LIMIT:
-            raise LamValueError(
-                f"{game.name}: S({r}, {k}) = {stirling2(r, k)} partitions exceeds EXHAUSTIVE_LIMIT = "
-                f"{EXHAUSTIVE_LIMIT}; bound it with distributional_optimum(..., method='milp') instead"
-            )
-        for lab in partitions(r, k):
+        for lab in _partitions_within(game, r, k, "EXHAUSTIVE_LIMIT", EXHAUSTIVE_LIMIT,
+                                      "bound it with distributional_optimum(..., method='milp') instead"):
             if all(np.logical_and.reduce(ok[lab == b], axis=0).any(axis=1).all() for b in range(k)):
                 var, fixed = bits_for_messages(k)
                 return ZeroErrorBudget(k, var, fixed, None, "partition search")
@@ -230,13 +235,7 @@ def distributional_optimum(game: Game, mu: Any = None, budget: int = 0, *, metho
     r = w.shape[0]
     k = min(message_count(b), r)
     if method == "exhaustive":
-        count = stirling2(r, k)
-        if count > EXHAUSTIVE_LIMIT:
-            raise LamValueError(
-                f"{game.name}: S({r}, {k}) = {count} partitions exceeds EXHAUSTIVE_LIMIT = {EXHAUSTIVE_LIMIT}; "
-                "use method='milp'"
-            )
-        labs = partitions(r, k)
+        labs = _partitions_within(game, r, k, "EXHAUSTIVE_LIMIT", EXHAUSTIVE_LIMIT, "use method='milp'")
         errs, answers = _best_response_errors(w, labs, k)
         best = int(np.argmin(errs))
         return Distributional(max(0.0, float(errs[best])), labs[best], answers[best], k, "exhaustive")
@@ -329,13 +328,8 @@ def worst_case_optimum(game: Game, budget: int = 0) -> WorstCase:
     v = game.value_table()
     r, c, a = v.shape
     k = min(message_count(b), r)
-    count = stirling2(r, k)
-    if count > LP_PARTITION_LIMIT:
-        raise LamValueError(
-            f"{game.name}: S({r}, {k}) = {count} partitions exceeds LP_PARTITION_LIMIT = {LP_PARTITION_LIMIT}; "
-            "use distributional_optimum(..., method='milp') at a hard mu for a lower bound instead"
-        )
-    labs = partitions(r, k)
+    labs = _partitions_within(game, r, k, "LP_PARTITION_LIMIT", LP_PARTITION_LIMIT,
+                              "use distributional_optimum(..., method='milp') at a hard mu for a lower bound instead")
     n_p = labs.shape[0]
     n_w = n_p * k * c * a
     nv = 1 + n_p + n_w

@@ -9,25 +9,23 @@ BUG = "L0 registers lines per record, missing repeats inside a record"
 VIOLATES = "L0"
 
 
+class _AfterRecord(set):
+    """A seen-set whose ``add`` is held back: membership tests see only earlier records' lines."""
+
+    def __init__(self, seen: set[str]) -> None:
+        super().__init__(seen)
+        self.held: set[str] = set()
+
+    def add(self, line: str) -> None:
+        self.held.add(line)
+
+
 class PerRecord(Base):
     def dedup_record(self, record: str, seen: set[str]) -> str:
-        out: list[str] = []
-        new: set[str] = set()
-        run = 0
-        for line in record.split("\n"):
-            if not self.protected(line) and line in seen:  # only lines of earlier records count
-                run += 1
-                continue
-            if run:
-                out.append(self.stub(run))
-                run = 0
-            if not self.protected(line):
-                new.add(line)
-            out.append(line)
-        if run:
-            out.append(self.stub(run))
-        seen |= new
-        return "\n".join(out)
+        view = _AfterRecord(seen)
+        out = super().dedup_record(record, view)  # only lines of earlier records count
+        seen |= view.held
+        return out
 
 
 export(PerRecord(), globals())
