@@ -1,4 +1,4 @@
-"""Benchmark of the L2 codec (issue 3, item 5; SPEC §9; paper §F.7, Table 20). Not a test: it reports.
+"""Benchmark of the L2 codec (spec §9; paper §F.7, Table 20). Not a test: it reports.
 
 Measured in one process:
 

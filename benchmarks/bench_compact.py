@@ -1,4 +1,4 @@
-"""Benchmark of trajectory compaction (issue 3 targets; paper Table 13: encoding is 99.989 % of
+"""Benchmark of trajectory compaction (paper Table 13: encoding is 99.989 % of
 compaction cost). Not a test: it reports.
 
 1. **Stage costs**, one process: the shared SWE-agent trajectories (or, without

@@ -1,4 +1,4 @@
-"""Benchmark of L0 line hashing (issue 3 target; paper §2.2 "L0", Table 15 "L0 alone (xxHash3)").
+"""Benchmark of L0 line hashing (spec §7; paper §2.2 "L0", Table 15 "L0 alone (xxHash3)").
 
 Target: L0 processes text at >= 50 % of the throughput of raw ``xxh3_64`` over the same lines,
 measured in one run. Not a test: it reports. Measured in one process, best of ``--repeat``:

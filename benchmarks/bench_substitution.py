@@ -1,4 +1,4 @@
-"""Benchmark of Algorithm 2 and Algorithm 1 (issue: Foundation, item 10). Not a test: it reports.
+"""Benchmark of Algorithm 2 and Algorithm 1 (spec §5, §6). Not a test: it reports.
 
 Measured in one process, on the same data:
 * exhaustive verification throughput (verified pairs per second) at D = 384 and 768, N = 20,000;

@@ -1,4 +1,4 @@
-"""``lam-ref compact`` robustness and ``lam-ref restore`` (issue 3 §1, §4, §5, §7; SPEC §8, §9):
+"""``lam-ref compact`` robustness and ``lam-ref restore`` (spec §1.1, §3.3, §8, §9):
 per-file failures never sink a batch, output paths are checked before any work, same-named inputs
 keep separate audit stores, the L2 storage report, and the originals back from --residual-dir."""
 
@@ -160,7 +160,7 @@ def test_restore_bad_paths(tmp_path, capsys):
 
 
 def test_l2_storage_report(tmp_path, capsys):
-    """The report carries the L2 codec storage of the retained embeddings (SPEC §9, issue 3 §5):
+    """The report carries the L2 codec storage of the retained embeddings (spec §9.1):
     raw bytes are kept chunks × D × 4 (fp32), the bound held, the ratio is raw/encoded, and the
     total sums bytes over trajectories; ``--no-l2`` leaves it out."""
     d = tmp_path / "runs"

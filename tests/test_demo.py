@@ -1,4 +1,4 @@
-"""``make demo`` (issue 3 §8): a scripted agent really runs commands; the demo checks δ̂ <= δ and the
+"""``make demo`` (the README's first command): a scripted agent really runs commands; the demo checks δ̂ <= δ and the
 audit round trip and exits non-zero if either fails."""
 
 from __future__ import annotations

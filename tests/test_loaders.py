@@ -1,4 +1,4 @@
-"""Loaders (issue 3 §1; SPEC §1, §3): every shared SWE-agent trajectory, the other formats, and
+"""Loaders (spec §1.1, §3): every shared SWE-agent trajectory, the other formats, and
 clear errors for malformed input.
 
 Expected values come from reading the JSON independently here (``json.load`` and the documented

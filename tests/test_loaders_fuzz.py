@@ -1,4 +1,4 @@
-"""Malformed-input fuzzing of every loader (issue 3 §1): a clear error, never a crash, never a
+"""Malformed-input fuzzing of every loader (spec §1.1): a clear error, never a crash, never a
 partial result."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``lam-ref compact`` and ``lam-ref sweep`` (issue 3 §7), with the deterministic hashing encoder."""
+"""``lam-ref compact`` and ``lam-ref sweep`` (docs/cli.md), with the deterministic hashing encoder."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ each_backend = pytest.mark.parametrize("backend", BACKENDS)
 
 def test_extension_is_built():
     """The compiled L0 (``lam_ref/text/_l0.c``) is what `pip install` builds here; without it L0
-    falls back to numpy and misses the issue-3 throughput target. Set LAM_REF_PURE_PYTHON=1 to run
+    falls back to numpy and misses its throughput target (docs/performance.md). Set LAM_REF_PURE_PYTHON=1 to run
     the suite on a machine with no C compiler."""
     if os.environ.get("LAM_REF_PURE_PYTHON") == "1":
         pytest.skip("LAM_REF_PURE_PYTHON=1: the numpy L0 alone is tested")
