@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from .covering import all_pairs_sq
-from .geometry import TIE_BAND, LamValueError, delta_sq, sq_dist_rows, validate_threshold
+from .geometry import TIE_BAND, LamValueError, delta_from_t, delta_sq, sq_dist_rows, validate_threshold
 
 __all__ = [
     "TIE_MARGIN",
@@ -260,7 +260,7 @@ def embeddings_and_threshold(
     d = draw(st.integers(min_dim, max_dim))
     t = draw(thresholds(min_t, max_t))
     rng = np.random.default_rng(draw(_SEEDS))
-    delta = math.sqrt(delta_sq(t))
+    delta = delta_from_t(t)
     e = _f32(_clustered(rng, n, d, delta, spread)) if n else np.zeros((0, d), np.float32)
     return e, avoid_tie_band(e, t) if n > 1 else t
 
@@ -303,7 +303,7 @@ def near_duplicate_clusters(
     tt = draw(thresholds(0.9, 0.995)) if t is None else validate_threshold(t)
     rng = np.random.default_rng(draw(_SEEDS))
     sizes = [draw(st.integers(min_size, max_size)) for _ in range(k)]
-    delta = math.sqrt(delta_sq(tt))
+    delta = delta_from_t(tt)
     within = 0.98 * delta
     between = 2.0 * delta + 0.02
     radius_angle = _chord_to_angle(within) / 2.0
@@ -340,7 +340,7 @@ def chains(
     d = draw(st.integers(min_dim, max_dim))
     tt = draw(thresholds(0.5, 0.995)) if t is None else validate_threshold(t)
     rng = np.random.default_rng(draw(_SEEDS))
-    delta = math.sqrt(delta_sq(tt))
+    delta = delta_from_t(tt)
     hi = _chord_to_angle(delta)  # α <= hi  ⟺ chord(α) <= δ
     lo = hi / 2.0  # chord(2α) > δ ⟺ α > hi / 2
     frac = draw(st.floats(0.1, 0.9))

@@ -31,6 +31,7 @@ from .bands import BandIndex, BandSettings, band_keys, intra_block_pairs
 from .devices import array_module
 from .geometry import (
     LamValueError,
+    delta_from_t,
     delta_sq,
     kept_mask,
     sq_dist_rows,
@@ -389,7 +390,7 @@ class SubstitutionResult(MapView):
 
     @property
     def delta(self) -> float:
-        return math.sqrt(delta_sq(self.t))
+        return delta_from_t(self.t)
 
     @property
     def candidate_rate(self) -> float:

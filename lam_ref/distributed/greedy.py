@@ -29,7 +29,6 @@ sequence of chunks. Over a corpus the sequence is the manifest of :mod:`lam_ref.
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 import time
@@ -43,7 +42,7 @@ import xxhash
 
 from .. import digest as _digest
 from ..bands import BandSettings, band_keys
-from ..geometry import delta_sq, sq_dist_rows, validate_positive_int, validate_threshold
+from ..geometry import delta_from_t, delta_sq, sq_dist_rows, validate_positive_int, validate_threshold
 from ..geometry import filter_threshold as _filter_threshold
 from ..substitution import MapView
 from .shards import ShardReader, ShardSet
@@ -340,7 +339,7 @@ class CorpusGreedyResult(MapView):
 
     @property
     def delta(self) -> float:
-        return math.sqrt(delta_sq(self.t))
+        return delta_from_t(self.t)
 
     @property
     def edge_list_bytes(self) -> int:
