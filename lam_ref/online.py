@@ -27,13 +27,12 @@ from ._io import atomic_write
 from .bands import BandSettings
 from .geometry import (
     LamValueError,
-    delta_from_t,
     kept_mask,
     validate_embeddings,
     validate_map,
     validate_threshold,
 )
-from .substitution import MapView, Matcher
+from .substitution import Matcher, ThresholdMapView
 
 __all__ = ["OnlineSession", "SessionFileError", "TurnResult"]
 
@@ -69,7 +68,7 @@ class TurnResult:
         return int(self.pi.shape[0])
 
 
-class OnlineSession(MapView):
+class OnlineSession(ThresholdMapView):
     """Algorithm 1 state ``(t, band settings, R, index, next id)`` (SPEC §6).
 
     ``OnlineSession(t)`` with the default band settings ``r = 4``, ``rel = 0.2``; pass
@@ -108,10 +107,6 @@ class OnlineSession(MapView):
             self._matcher = Matcher(self.t, dim, exhaustive=self.exhaustive, settings=self.settings)
 
     # -- properties ----------------------------------------------------------------------
-    @property
-    def delta(self) -> float:
-        return delta_from_t(self.t)
-
     @property
     def dim(self) -> int | None:
         return None if self._matcher is None else self._matcher.dim

@@ -41,7 +41,7 @@ from .geometry import (
 from .geometry import dot_error_bound as _dot_error_bound
 from .geometry import filter_threshold as _filter_threshold
 
-__all__ = ["MapView", "Matcher", "SubstitutionResult", "oracle", "substitute"]
+__all__ = ["MapView", "Matcher", "SubstitutionResult", "ThresholdMapView", "oracle", "substitute"]
 
 _BLOCK = 512
 # Banded blocks whose raw band matches exceed 1/_DENSE of the block × retained products verify
@@ -334,6 +334,11 @@ class MapView:
     distances: np.ndarray
 
     @property
+    def n(self) -> int:
+        """Number of chunks ``N`` the map covers."""
+        return int(self.pi.shape[0])
+
+    @property
     def kept(self) -> np.ndarray:
         """Boolean mask of retained chunks (``π[i] == i``)."""
         return kept_mask(self.pi)
@@ -366,8 +371,18 @@ class MapView:
         return _digest.map_digest(self.pi)
 
 
+class ThresholdMapView(MapView):
+    """A :class:`MapView` made at one threshold ``t``; ``delta`` is its ``δ = sqrt(2 - 2t)`` (eq. 1)."""
+
+    t: float
+
+    @property
+    def delta(self) -> float:
+        return delta_from_t(self.t)
+
+
 @dataclass(frozen=True)
-class SubstitutionResult(MapView):
+class SubstitutionResult(ThresholdMapView):
     """Output of one run of Algorithm 2 (SPEC §5): the map π and what was measured on the way.
 
     ``distances[i] = ||e_i - e_π[i]||₂`` (0.0 for retained chunks); ``delta_hat`` is their max
@@ -383,14 +398,6 @@ class SubstitutionResult(MapView):
     wall_time_s: float
     settings: BandSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return int(self.pi.shape[0])
-
-    @property
-    def delta(self) -> float:
-        return delta_from_t(self.t)
 
     @property
     def candidate_rate(self) -> float:

@@ -42,9 +42,9 @@ import xxhash
 
 from .. import digest as _digest
 from ..bands import BandSettings, band_keys
-from ..geometry import delta_from_t, delta_sq, sq_dist_rows, validate_positive_int, validate_threshold
+from ..geometry import delta_sq, sq_dist_rows, validate_positive_int, validate_threshold
 from ..geometry import filter_threshold as _filter_threshold
-from ..substitution import MapView
+from ..substitution import ThresholdMapView
 from .shards import ShardReader, ShardSet
 
 __all__ = ["CorpusGreedyResult", "corpus_greedy", "fold_identical", "resolve_edges", "tile_pairs"]
@@ -316,7 +316,7 @@ def resolve_edges(n: int, edges: list[tuple[np.ndarray, np.ndarray]]) -> np.ndar
 
 
 @dataclass(frozen=True)
-class CorpusGreedyResult(MapView):
+class CorpusGreedyResult(ThresholdMapView):
     """The corpus-scope map ``π`` over all rows of a manifest, and what the run measured."""
 
     pi: np.ndarray
@@ -332,14 +332,6 @@ class CorpusGreedyResult(MapView):
     resolver_peak_bytes: int
     settings: BandSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return int(self.pi.shape[0])
-
-    @property
-    def delta(self) -> float:
-        return delta_from_t(self.t)
 
     @property
     def edge_list_bytes(self) -> int:
