@@ -1,9 +1,10 @@
-"""Per-file tasks over a corpus: compaction of each trajectory (per-trajectory scope) or its
-encoding into an embedding shard (corpus scope), with atomic outputs and ``--resume``.
+"""Per-file tasks over a corpus: compaction of each trajectory (per-trajectory scope), its
+encoding into an embedding shard (corpus scope), or its contribution to a threshold sweep, with
+atomic outputs and ``--resume``.
 
 Each task runs the unchanged serial code (:func:`lam_ref.text.loaders.load_file`,
-:func:`lam_ref.text.pipeline.compact_trajectory` / :func:`~lam_ref.text.pipeline.encode_chunks`)
-on one input file and writes ``files/<index>.json`` (and, for the corpus scope, the file's
+:func:`lam_ref.text.pipeline.compact_trajectory` / :func:`~lam_ref.text.pipeline.encode_chunks` /
+:func:`lam_ref.commands.sweep.measure_trajectory`) on one input file and writes ``files/<index>.json`` (and, for the corpus scope, the file's
 embedding shard) into the run folder by temporary file + rename: a task that is retried after a
 lost worker overwrites an identical file, and a resumed run skips every file whose output exists.
 The encoder is loaded once per worker process (``get_encoder`` is cached per process).
@@ -36,6 +37,8 @@ __all__ = [
     "file_digest",
     "input_files",
     "read_file_output",
+    "sweep_file",
+    "write_file_output",
 ]
 
 SETTINGS_FILE = "settings.json"
@@ -119,6 +122,12 @@ def _output(run_dir: str, index: int) -> Path:
     return Path(run_dir) / "files" / f"{index:07d}.json"
 
 
+def write_file_output(run_dir: str, record: dict[str, Any]) -> None:
+    """Write one file's output (``record["index"]``, ``record["path"]`` and the task's data) to
+    ``files/<index>.json`` by temporary file + rename (a retried task writes the same bytes)."""
+    atomic_write_text(_output(run_dir, record["index"]), json.dumps(record))
+
+
 def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
                  config: Any, run_dir: str, check: bool, residuals: bool) -> dict[str, Any]:
     """Compact every trajectory of one file with the serial pipeline; write its output atomically.
@@ -155,7 +164,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
         summaries.append(result_summary(res))
     record = {"index": index, "path": path, "summaries": summaries, "failures": failures, "problems": problems,
               "staged": staged, "digest": file_digest(summaries, failures)}
-    atomic_write_text(_output(run_dir, index), json.dumps(record))
+    write_file_output(run_dir, record)
     return {"index": index, "digest": record["digest"], "trajectories": len(summaries), "failed": len(failures),
             "pid": os.getpid()}
 
@@ -190,8 +199,26 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
     shard = write_shard(Path(run_dir) / "shards" / f"{index:07d}.npy", emb)
     record = {"index": index, "path": path, "trajectories": entries, "failures": failures, "shard": shard,
               "dim": encoder.dim, "encoder": encoder.describe()}
-    atomic_write_text(_output(run_dir, index), json.dumps(record))
+    write_file_output(run_dir, record)
     return {"index": index, "rows": shard["rows"], "failed": len(failures), "pid": os.getpid()}
+
+
+def sweep_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None, plan: Any,
+               batch_size: int, gold_path: str | None, gold_sha256: str | None, run_dir: str) -> dict[str, Any]:
+    """The threshold sweep's per-trajectory contributions of one file
+    (:func:`lam_ref.commands.sweep.measure_trajectory`, serialised exactly); written to
+    ``files/<index>.json``. The gold patches are read once per worker process from
+    ``gold_path`` and must have the digest the driver validated (``gold_sha256``)."""
+    from ..commands.sweep import cached_gold, contribution_to_json, measure_trajectory
+    from ..text.encoders import get_encoder
+
+    trajs, failures = _load(path, tid, fmt)
+    encoder = get_encoder(encoder_name, device)
+    gold = cached_gold(gold_path, gold_sha256) if gold_path is not None else None
+    contributions = [contribution_to_json(measure_trajectory(t, encoder, plan, batch_size, gold)) for t in trajs]
+    write_file_output(run_dir, {"index": index, "path": path, "contributions": contributions, "failures": failures,
+                                "encoder": encoder.describe()})
+    return {"index": index, "trajectories": len(contributions), "failed": len(failures), "pid": os.getpid()}
 
 
 def read_file_output(run_dir: str, index: int, path: str) -> dict[str, Any] | None:
