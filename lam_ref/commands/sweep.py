@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from .. import metrics as M
-from ..distributed.cli import add_cluster_options, refuse_serial_only, run_sweep, wants_cluster
+from ..distributed.cli import add_cluster_options, file_run, map_files, refuse_serial_only, wants_cluster
 from ..geometry import LamValueError, delta_from_t, validate_threshold
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
@@ -474,7 +474,7 @@ def run(args: argparse.Namespace) -> int:
     plan = validate_args(args)
     if wants_cluster(args):  # Dask: --workers / --scheduler / --resume (docs/scale.md)
         refuse_serial_only(args, [("--save-embeddings", getattr(args, "save_embeddings", None))])
-        return run_sweep(args, plan)
+        return _run_dask(args, plan)
     encoder = get_encoder(args.encoder, args.device)
     sweep = _Sweep(plan)
     failures: list[LoadFailure] = []
@@ -546,6 +546,59 @@ def report(args: argparse.Namespace, sweep: _Sweep, encoder: dict[str, Any], fai
         print("lam-ref sweep: no trajectories found", file=sys.stderr)
         return 1
     return 1 if failures else 0
+
+
+def _run_dask(args: argparse.Namespace, plan: _Plan) -> int:
+    """``lam-ref sweep --workers N | --scheduler ADDRESS | --resume DIR`` (docs/scale.md): one Dask
+    task per input file (:func:`sweep_file`, the serial :func:`measure_trajectory` on each of its
+    trajectories) through the per-file driver of :mod:`lam_ref.distributed.cli`; the driver folds
+    the contributions in input order with the serial fold and writes the serial report."""
+    import dataclasses
+
+    from ..distributed.cluster import ClusterSpec
+
+    spec = ClusterSpec(args.workers, args.scheduler)
+    gold_sha = gold_digest(plan.gold) if plan.gold is not None else None
+    cfg = {k: v for k, v in plan.configs[0].to_json().items() if k not in ("threshold", "delta")}
+    settings = {"command": "sweep", "thresholds": [c.threshold for c in plan.configs], "config": cfg,
+                "recall_k": plan.recall_k, "encoder": args.encoder, "device": args.device, "format": args.format,
+                "gold_sha256": gold_sha}
+    with file_run(args, "sweep", settings) as run:
+        fn = functools.partial(sweep_file, fmt=args.format, encoder_name=args.encoder, device=args.device,
+                               plan=dataclasses.replace(plan, gold=None, files=[]), batch_size=args.batch_size,
+                               gold_path=args.gold, gold_sha256=gold_sha, run_dir=run.run_dir)
+        errors = map_files(run, spec, fn, show=not args.no_progress, desc="sweep")
+        sweep, encoder = _Sweep(plan), None
+        for _k, _path, rec in run.records(errors):
+            if rec is not None:
+                encoder = encoder or rec["encoder"]
+                for c in rec["contributions"]:
+                    sweep.add(contribution_from_json(c))
+    if encoder is None:  # no file gave an output: describe the encoder as the serial command does
+        encoder = get_encoder(args.encoder, args.device).describe()
+    rc = report(args, sweep, encoder, run.failures, extra={"distributed": run.describe(spec)})
+    print(f"{len(run.files)} files ({run.where(spec)})", file=run.out)
+    return rc
+
+
+def sweep_file(index: int, path: str, tid: str, *, fmt: str | None, encoder_name: str, device: str | None,
+               plan: _Plan, batch_size: int, gold_path: str | None, gold_sha256: str | None,
+               run_dir: str) -> dict[str, Any]:
+    """The Dask task of one input file: its trajectories' contributions (:func:`measure_trajectory`,
+    serialised exactly by :func:`contribution_to_json`) written to ``files/<index>.json`` in the run
+    folder. The gold patches are read once per worker process and must have the digest the driver
+    validated."""
+    import os
+
+    from ..distributed.trajectories import load_for_task, write_file_output
+
+    trajs, failures = load_for_task(path, tid, fmt)
+    encoder = get_encoder(encoder_name, device)
+    gold = cached_gold(gold_path, gold_sha256) if gold_path is not None and gold_sha256 is not None else None
+    contributions = [contribution_to_json(measure_trajectory(t, encoder, plan, batch_size, gold)) for t in trajs]
+    write_file_output(run_dir, {"index": index, "path": path, "contributions": contributions, "failures": failures,
+                                "encoder": encoder.describe()})
+    return {"index": index, "trajectories": len(contributions), "failed": len(failures), "pid": os.getpid()}
 
 
 def _row(acc: _Acc, k: int, with_gold: bool, gold_idx: list[int], ev_idx: list[int]) -> dict[str, Any]:

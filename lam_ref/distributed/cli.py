@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from ..geometry import LamValueError
 
 __all__ = ["DaskSteps", "FileRun", "add_cluster_options", "file_run", "map_files", "probe_steps", "refuse_serial_only",
-           "run_compact", "run_substitute", "run_sweep", "wants_cluster"]
+           "run_compact", "run_substitute", "wants_cluster"]
 
 
 def add_cluster_options(p: argparse.ArgumentParser, *, resume: bool = True, scope: bool = False,
@@ -107,7 +107,12 @@ class FileRun:
             yield k, path, rec
 
     def where(self, spec: Any) -> str:
+        """Where the run ran and how much of it was resumed, for the summary line."""
         return f"{_where(spec)}; {self.resumed} resumed, {self.computed} computed"
+
+    def describe(self, spec: Any) -> dict[str, Any]:
+        """The report's ``distributed`` key (without digests)."""
+        return {**spec.describe(), "files": len(self.files), "resumed": self.resumed, "computed": self.computed}
 
 
 @contextlib.contextmanager
@@ -239,8 +244,7 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
             "total": total,
             "failures": failures,
             "checks": {"run": bool(args.check), "problems": problems},
-            "distributed": {**spec.describe(), "files": len(run.files), "resumed": run.resumed,
-                            "computed": run.computed, "file_digests": file_digests, "corpus_digest": cdig},
+            "distributed": {**run.describe(spec), "file_digests": file_digests, "corpus_digest": cdig},
         }
         if writer is not None:
             report["residual_files"] = writer.written
@@ -263,42 +267,6 @@ def _place_residuals(writer: Any, stage: Path, summaries: list[dict[str, Any]], 
             _copy_atomic(stage / f"{j}{suffix}", writer.directory / f"{name}{suffix}")
         writer.written[name] = {"id": s["id"], "path": s["path"], "residual": f"{name}{RESIDUAL_SUFFIX}",
                                 "audit": f"{name}{AUDIT_SUFFIX}"}
-
-
-def run_sweep(args: argparse.Namespace, plan: Any) -> int:
-    """``lam-ref sweep --workers N``: one task per input file computes its trajectories'
-    contributions to every row with the serial :func:`~lam_ref.commands.sweep.measure_trajectory`;
-    the driver folds them in input order with the serial fold and writes the serial report."""
-    import dataclasses
-
-    from ..commands import sweep as S
-    from .cluster import ClusterSpec
-
-    spec = ClusterSpec(args.workers, args.scheduler)
-    gold_sha = S.gold_digest(plan.gold) if plan.gold is not None else None
-    cfg = {k: v for k, v in plan.configs[0].to_json().items() if k not in ("threshold", "delta")}
-    settings = {"command": "sweep", "thresholds": [c.threshold for c in plan.configs], "config": cfg,
-                "recall_k": plan.recall_k, "encoder": args.encoder, "device": args.device, "format": args.format,
-                "gold_sha256": gold_sha}
-    with file_run(args, "sweep", settings) as run:
-        fn = functools.partial(_sweep_item, fmt=args.format, encoder=args.encoder, device=args.device,
-                               plan=dataclasses.replace(plan, gold=None, files=[]), batch_size=args.batch_size,
-                               gold_path=args.gold, gold_sha256=gold_sha, run_dir=run.run_dir)
-        errors = map_files(run, spec, fn, show=not args.no_progress, desc="sweep")
-        sweep, encoder = S._Sweep(plan), None
-        for _k, _path, rec in run.records(errors):
-            if rec is not None:
-                encoder = encoder or rec["encoder"]
-                for c in rec["contributions"]:
-                    sweep.add(S.contribution_from_json(c))
-    if encoder is None:  # no file gave an output: describe the encoder as the serial command does
-        from ..text.encoders import get_encoder
-
-        encoder = get_encoder(args.encoder, args.device).describe()
-    dist = {**spec.describe(), "files": len(run.files), "resumed": run.resumed, "computed": run.computed}
-    rc = S.report(args, sweep, encoder, run.failures, extra={"distributed": dist})
-    print(f"{len(run.files)} files ({run.where(spec)})", file=run.out)
-    return rc
 
 
 class DaskSteps:
@@ -349,13 +317,6 @@ def probe_steps(args: argparse.Namespace) -> DaskSteps | None:
     from .cluster import ClusterSpec
 
     return DaskSteps(ClusterSpec(args.workers, args.scheduler), show=not args.no_progress)
-
-
-def _sweep_item(index: int, path: str, tid: str, *, fmt, encoder, device, plan, batch_size, gold_path, gold_sha256,
-                run_dir):
-    from .trajectories import sweep_file
-
-    return sweep_file(index, path, tid, fmt, encoder, device, plan, batch_size, gold_path, gold_sha256, run_dir)
 
 
 def _compact_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir, check, residuals):
@@ -454,8 +415,7 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
         summary = res.to_json()
         report = {"config": config.to_json(), "encoder": encoder_info, "scope": "corpus", "trajectories": trajs,
                   "total": summary, "failures": failures,
-                  "distributed": {**spec.describe(), "files": len(run.files), "resumed": run.resumed,
-                                  "computed": run.computed}}
+                  "distributed": run.describe(spec)}
         write_json(report, args.json)
     if not trajs and not failures:
         print("lam-ref compact: no trajectories found", file=sys.stderr)

@@ -4,7 +4,7 @@ atomic outputs and ``--resume``.
 
 Each task runs the unchanged serial code (:func:`lam_ref.text.loaders.load_file`,
 :func:`lam_ref.text.pipeline.compact_trajectory` / :func:`~lam_ref.text.pipeline.encode_chunks` /
-:func:`lam_ref.commands.sweep.measure_trajectory`) on one input file and writes ``files/<index>.json`` (and, for the corpus scope, the file's
+:func:`lam_ref.commands.sweep.measure_trajectory`, whose task lives with the command) on one input file and writes ``files/<index>.json`` (and, for the corpus scope, the file's
 embedding shard) into the run folder by temporary file + rename: a task that is retried after a
 lost worker overwrites an identical file, and a resumed run skips every file whose output exists.
 The encoder is loaded once per worker process (``get_encoder`` is cached per process).
@@ -36,8 +36,8 @@ __all__ = [
     "encode_file",
     "file_digest",
     "input_files",
+    "load_for_task",
     "read_file_output",
-    "sweep_file",
     "write_file_output",
 ]
 
@@ -104,7 +104,8 @@ def _failure(path: str, problem: str) -> dict[str, str]:
     return LoadFailure(TrajectoryFormatError(path, "$", problem)).to_json()
 
 
-def _load(path: str, tid: str, fmt: str | None) -> tuple[list[Any], list[dict[str, str]]]:
+def load_for_task(path: str, tid: str, fmt: str | None) -> tuple[list[Any], list[dict[str, str]]]:
+    """The trajectories of one input file with the serial loader, and its load failures (as JSON)."""
     from ..text.loaders import LoadFailure, MalformedEvidenceWarning, load_file
     from ..text.records import TrajectoryFormatError
 
@@ -142,7 +143,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
     from ..text.encoders import get_encoder
     from ..text.pipeline import compact_trajectory, result_summary
 
-    trajs, failures = _load(path, tid, fmt)
+    trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device) if trajs and config.uses_encoder else None
     summaries, problems, staged = [], [], []
     for k, traj in enumerate(trajs):
@@ -180,7 +181,7 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
     from ..text.pipeline import encode_chunks
     from .shards import write_shard
 
-    trajs, failures = _load(path, tid, fmt)
+    trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device)
     tok = get_tokenizer(config.tokenizer)
     blocks, entries = [], []
@@ -201,24 +202,6 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
               "dim": encoder.dim, "encoder": encoder.describe()}
     write_file_output(run_dir, record)
     return {"index": index, "rows": shard["rows"], "failed": len(failures), "pid": os.getpid()}
-
-
-def sweep_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None, plan: Any,
-               batch_size: int, gold_path: str | None, gold_sha256: str | None, run_dir: str) -> dict[str, Any]:
-    """The threshold sweep's per-trajectory contributions of one file
-    (:func:`lam_ref.commands.sweep.measure_trajectory`, serialised exactly); written to
-    ``files/<index>.json``. The gold patches are read once per worker process from
-    ``gold_path`` and must have the digest the driver validated (``gold_sha256``)."""
-    from ..commands.sweep import cached_gold, contribution_to_json, measure_trajectory
-    from ..text.encoders import get_encoder
-
-    trajs, failures = _load(path, tid, fmt)
-    encoder = get_encoder(encoder_name, device)
-    gold = cached_gold(gold_path, gold_sha256) if gold_path is not None else None
-    contributions = [contribution_to_json(measure_trajectory(t, encoder, plan, batch_size, gold)) for t in trajs]
-    write_file_output(run_dir, {"index": index, "path": path, "contributions": contributions, "failures": failures,
-                                "encoder": encoder.describe()})
-    return {"index": index, "trajectories": len(contributions), "failed": len(failures), "pid": os.getpid()}
 
 
 def read_file_output(run_dir: str, index: int, path: str) -> dict[str, Any] | None:
