@@ -134,19 +134,24 @@ def file_run(args: argparse.Namespace, command: str, settings: dict[str, Any]) -
 
 
 def map_files(run: FileRun, spec: Any, fn: Callable[..., Any], *, show: bool, desc: str, client: Any = None,
-              reuse: Callable[[dict[str, Any]], bool] | None = None) -> dict[int, str]:
-    """Run ``fn(index, path, id)`` — a per-file task that writes ``files/<index>.json`` — for every
-    file without a finished output (``reuse(output)`` false: recomputed too), as a Dask bag of one
-    partition per file in input order. A cluster is started only when there is work (on ``client``
-    when given). Returns ``{index: error}`` for the tasks that failed outright."""
+              reuse: Callable[[dict[str, Any]], bool] | None = None, kind: str = "files",
+              only: set[int] | None = None) -> dict[int, str]:
+    """Run ``fn(index, path, id)`` — a per-file task that writes ``<kind>/<index>.json`` — for every
+    file (of ``only``, when given) without a finished output (``reuse(output)`` false: recomputed
+    too), as a Dask bag of one partition per file in input order. A cluster is started only when
+    there is work (on ``client`` when given). The first pass (``kind="files"``) sets the run's
+    resumed and computed counts. Returns ``{index: error}`` for the tasks that failed outright."""
     from .trajectories import read_file_output
 
     todo = []
     for k, (p, t) in enumerate(run.files):
-        rec = read_file_output(run.run_dir, k, p)
+        if only is not None and k not in only:
+            continue
+        rec = read_file_output(run.run_dir, k, p, kind)
         if rec is None or (reuse is not None and not reuse(rec)):
             todo.append((k, p, t))
-    run.resumed, run.computed = len(run.files) - len(todo), len(todo)
+    if kind == "files":
+        run.resumed, run.computed = len(run.files) - len(todo), len(todo)
     if not todo:
         return {}
     if client is not None:
@@ -255,11 +260,12 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
     return 1 if (failures or problems) else 0
 
 
-def _place_residuals(writer: Any, stage: Path, summaries: list[dict[str, Any]], staged: list[int]) -> None:
+def _place_residuals(writer: Any, stage: Path, summaries: list[dict[str, Any]], staged: list[int]) -> list[str]:
     """Give a file's staged residual and audit files their final names (``safe_name(id)``, ``~2``
-    for a repeated id, as the serial command), in input order."""
+    for a repeated id, as the serial command), in input order; the names given."""
     from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
 
+    names = []
     for s, j in zip(summaries, staged):
         name = writer.name_for(str(s["id"]))
         writer.directory.mkdir(parents=True, exist_ok=True)
@@ -267,6 +273,8 @@ def _place_residuals(writer: Any, stage: Path, summaries: list[dict[str, Any]], 
             _copy_atomic(stage / f"{j}{suffix}", writer.directory / f"{name}{suffix}")
         writer.written[name] = {"id": s["id"], "path": s["path"], "residual": f"{name}{RESIDUAL_SUFFIX}",
                                 "audit": f"{name}{AUDIT_SUFFIX}"}
+        names.append(name)
+    return names
 
 
 class DaskSteps:
@@ -325,6 +333,12 @@ def _compact_item(index: int, path: str, tid: str, *, fmt, encoder, device, conf
     return compact_file(index, path, tid, fmt, encoder, device, config, run_dir, check, residuals)
 
 
+def _residual_item(index: int, path: str, tid: str, *, fmt, config, run_dir, check):
+    from .trajectories import residual_file
+
+    return residual_file(index, path, tid, fmt, config, run_dir, check)
+
+
 def _encode_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir):
     from .trajectories import encode_file
 
@@ -357,8 +371,6 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     from .greedy import corpus_greedy
     from .shards import ShardError, ShardSet
 
-    if args.residual_dir:
-        raise LamValueError("--residual-dir is not available with --scope corpus (the corpus scope reports the map and digests)")
     if args.both_orders or config.layers[0] != "l1":
         raise LamValueError(f"--scope corpus runs L1 over the original windows; --layers must start with l1 and "
                             f"--both-orders is not available (got --layers {','.join(config.layers)})")
@@ -379,9 +391,13 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
         errors = map_files(run, spec, fn, show=not args.no_progress, desc="encode", client=client, reuse=reuse)
         trajs: list[dict[str, Any]] = []
         entries, dim, encoder_info = [], None, {"name": args.encoder}
-        for _k, _path, rec in run.records(errors):
+        first_rows: dict[int, int] = {}  # file index -> global row of its first window
+        rows = 0
+        for k, _path, rec in run.records(errors):
             if rec is None:
                 continue
+            first_rows[k] = rows
+            rows += sum(tr["chunks"] for tr in rec["trajectories"])
             trajs.extend(rec["trajectories"])
             dim, encoder_info = rec["dim"], rec["encoder"]
             if rec["shard"]["rows"]:
@@ -392,6 +408,7 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
                             settings=BandSettings(config.r, config.rel), work_dir=run.run_dir,
                             progress=lambda futs, desc: wait_with_progress(client, futs, spec, show=not args.no_progress,
                                                                            desc=desc))
+        residuals = _corpus_residuals(args, config, spec, client, run, res, first_rows) if args.residual_dir else None
     failures, out = run.failures, run.out
     start = 0
     for tr in trajs:
@@ -409,18 +426,90 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     print(f"corpus scope ({res.mode}): {res.n} windows, {res.kept_count} kept, δ̂ {res.delta_hat:.4f} <= δ "
           f"{res.delta:.4f}; deletion digest {res.deletion_digest}, map digest {res.map_digest} "
           f"({_where(spec)}; {run.resumed} files resumed, {run.computed} encoded)", file=out)
+    problems = [] if res.delta_hat <= res.delta or not args.check else \
+        [f"corpus scope: δ̂ = {res.delta_hat!r} exceeds δ = {res.delta!r}"]
+    if residuals is not None:
+        by_key = {(tr["id"], tr["path"], tr["first_row"]): tr for tr in trajs}
+        for e in residuals["summaries"]:
+            by_key[(e["id"], e["path"], e["first_row"])].update({k: v for k, v in e.items() if k not in ("id", "path")})
+        problems += residuals["problems"]
+        tot = residuals["total"]
+        print(f"residuals: {len(residuals['written'])} trajectories written to {args.residual_dir}; removal net "
+              f"{tot['removal_net']:.2%}, gross {tot['removal_gross']:.2%} of {tot['tokens_original']} tokens "
+              f"(L1 over the corpus, then {'L0 within each trajectory' if 'l0' in config.layers else 'no L0'})",
+              file=out)
     if failures:
         print(f"lam-ref compact: {len(failures)} of {len(failures) + len(trajs)} inputs failed", file=sys.stderr)
+    for prob in problems:
+        print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
     if args.json:
         summary = res.to_json()
         report = {"config": config.to_json(), "encoder": encoder_info, "scope": "corpus", "trajectories": trajs,
-                  "total": summary, "failures": failures,
+                  "total": summary, "failures": failures, "checks": {"run": bool(args.check), "problems": problems},
                   "distributed": run.describe(spec)}
+        if residuals is not None:
+            report["residual_total"] = residuals["total"]
+            report["residual_files"] = residuals["written"]
         write_json(report, args.json)
     if not trajs and not failures:
         print("lam-ref compact: no trajectories found", file=sys.stderr)
         return 1
-    return 1 if failures else 0
+    return 1 if (failures or problems) else 0
+
+
+def _corpus_residuals(args: argparse.Namespace, config: Any, spec: Any, client: Any, run: FileRun, res: Any,
+                      first_rows: dict[int, int]) -> dict[str, Any]:
+    """The corpus scope's second pass (``--residual-dir``): the global map and each file's first row
+    are saved in the run folder, one task per file writes its trajectories' residuals and audit
+    stores (:func:`lam_ref.distributed.trajectories.residual_file`), and the driver names them in
+    input order as the per-trajectory scope does."""
+    import numpy as np
+
+    from .._io import atomic_write
+    from ..commands._compact_report import ResidualWriter
+    from ..metrics import corpus_removal
+    from .trajectories import MAP_DIR, _failure, read_file_output
+
+    mdir = Path(run.run_dir) / MAP_DIR
+    mdir.mkdir(exist_ok=True)
+    starts = np.full(len(run.files), -1, np.int64)
+    for k, row in first_rows.items():
+        starts[k] = row
+    for name, arr in (("pi", res.pi), ("distances", res.distances), ("first_rows", starts)):
+        atomic_write(mdir / f"{name}.npy", lambda fh, a=arr: np.save(fh, np.ascontiguousarray(a)))
+    fn = functools.partial(_residual_item, fmt=args.format, config=config, run_dir=run.run_dir, check=bool(args.check))
+    errors = map_files(run, spec, fn, show=not args.no_progress, desc="residuals", client=client, kind="residuals",
+                       only=set(first_rows))
+    writer = ResidualWriter(args.residual_dir)
+    summaries, problems = [], []
+    for k, (path, _) in enumerate(run.files):
+        if k not in first_rows:
+            continue
+        rec = read_file_output(run.run_dir, k, path, "residuals")
+        if rec is None:
+            run.fail(_failure(path, "residuals: " + errors.get(k, "no output was produced")))
+            continue
+        for f in rec["failures"]:
+            run.fail(f)
+        row = first_rows[k]
+        first = read_file_output(run.run_dir, k, path)
+        starts_of = {}
+        for tr in first["trajectories"] if first is not None else []:
+            starts_of.setdefault((tr["id"], tr["path"]), row)
+            row += tr["chunks"]
+        for e in rec["summaries"]:
+            e["first_row"] = starts_of[(e["id"], e["path"])]
+        names = _place_residuals(writer, Path(run.run_dir) / "stage" / f"{k:07d}", rec["summaries"], rec["staged"])
+        for e, name in zip(rec["summaries"], names):
+            e["residual"] = name
+        summaries.extend(rec["summaries"])
+        problems.extend(rec["problems"])
+    rem = corpus_removal([e["tokens_original"] for e in summaries], [e["tokens_residual_net"] for e in summaries],
+                         [e["tokens_residual_gross"] for e in summaries])
+    total = {"trajectories": len(summaries), "tokens_original": rem.original_tokens,
+             "tokens_residual_net": rem.residual_tokens, "tokens_residual_gross": rem.residual_tokens_without_stubs,
+             "removal_net": rem.net, "removal_gross": rem.gross}
+    return {"summaries": summaries, "problems": problems, "written": writer.written, "total": total}
 
 
 def _arange(n: int):

@@ -38,6 +38,7 @@ __all__ = [
     "input_files",
     "load_for_task",
     "read_file_output",
+    "residual_file",
     "write_file_output",
 ]
 
@@ -119,14 +120,15 @@ def load_for_task(path: str, tid: str, fmt: str | None) -> tuple[list[Any], list
             return [], [_failure(path, f"cannot be read: {exc.strerror or exc}")]
 
 
-def _output(run_dir: str, index: int) -> Path:
-    return Path(run_dir) / "files" / f"{index:07d}.json"
+def _output(run_dir: str, index: int, kind: str = "files") -> Path:
+    return Path(run_dir) / kind / f"{index:07d}.json"
 
 
-def write_file_output(run_dir: str, record: dict[str, Any]) -> None:
+def write_file_output(run_dir: str, record: dict[str, Any], kind: str = "files") -> None:
     """Write one file's output (``record["index"]``, ``record["path"]`` and the task's data) to
-    ``files/<index>.json`` by temporary file + rename (a retried task writes the same bytes)."""
-    atomic_write_text(_output(run_dir, record["index"]), json.dumps(record))
+    ``<kind>/<index>.json`` by temporary file + rename (a retried task writes the same bytes);
+    ``kind`` names the pass (``files``; ``residuals`` for the corpus scope's second pass)."""
+    atomic_write_text(_output(run_dir, record["index"], kind), json.dumps(record))
 
 
 def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
@@ -204,9 +206,66 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
     return {"index": index, "rows": shard["rows"], "failed": len(failures), "pid": os.getpid()}
 
 
-def read_file_output(run_dir: str, index: int, path: str) -> dict[str, Any] | None:
-    """The finished output of file ``index`` (``None`` if absent, unreadable or for another path)."""
-    p = _output(run_dir, index)
+MAP_DIR = "map"
+
+
+def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any, run_dir: str,
+                  check: bool) -> dict[str, Any]:
+    """The corpus scope's second pass over one file (``--residual-dir``): each trajectory the first
+    pass encoded gets its residual and audit store from the corpus map
+    (:func:`lam_ref.text.pipeline.residual_from_map`, global rows from ``map/first_rows.npy``),
+    staged under ``stage/<index>/`` for the driver to name; ``residuals/<index>.json`` is written
+    last. With ``check`` the staged files are read back and must restore every original record."""
+    import numpy as np
+
+    from ..commands._common import write_jsonl
+    from ..commands._compact_report import check_written
+    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+    from ..text.pipeline import residual_from_map
+
+    first = read_file_output(run_dir, index, path)
+    if first is None:
+        raise LamValueError(f"{path}: the encoding pass left no output in the run folder")
+    mdir = Path(run_dir) / MAP_DIR
+    pi = np.load(mdir / "pi.npy", mmap_mode="r")
+    dist = np.load(mdir / "distances.npy", mmap_mode="r")
+    row = int(np.load(mdir / "first_rows.npy", mmap_mode="r")[index])
+    trajs, _ = load_for_task(path, tid, fmt)  # load failures were reported by the first pass
+    encoded = list(first["trajectories"])
+    entries, staged, problems, failures = [], [], [], []
+    stage = Path(run_dir) / "stage" / f"{index:07d}"
+    for k, traj in enumerate(trajs):
+        if not encoded or (traj.id, traj.path) != (encoded[0]["id"], encoded[0]["path"]):
+            continue  # its encoding failed in the first pass (a failure there)
+        want = encoded.pop(0)
+        try:
+            res = residual_from_map(traj, config, row, pi, dist)
+            if res.chunks != want["chunks"]:
+                raise LamValueError(f"{res.chunks} windows, the encoding pass had {want['chunks']}")
+        except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch
+            failures.append(_failure(traj.path, f"residual failed: {type(exc).__name__}: {exc}"))
+            row += want["chunks"]
+            continue
+        row += res.chunks
+        stage.mkdir(parents=True, exist_ok=True)
+        write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
+        apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
+        if check:
+            problems.extend(check_written(apath, res))
+        staged.append(k)
+        entries.append({"id": traj.id, "path": traj.path, "tokens_original": res.tokens_original,
+                        "tokens_residual_net": res.tokens_residual_net,
+                        "tokens_residual_gross": res.tokens_residual_gross, "l1_stubs": res.l1_stubs,
+                        "l0_stubs": res.l0_stubs})
+    write_file_output(run_dir, {"index": index, "path": path, "summaries": entries, "staged": staged,
+                                "problems": problems, "failures": failures}, kind="residuals")
+    return {"index": index, "trajectories": len(entries), "pid": os.getpid()}
+
+
+def read_file_output(run_dir: str, index: int, path: str, kind: str = "files") -> dict[str, Any] | None:
+    """The finished output of file ``index`` in pass ``kind`` (``None`` if absent, unreadable or
+    for another path)."""
+    p = _output(run_dir, index, kind)
     try:
         rec = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, ValueError):
