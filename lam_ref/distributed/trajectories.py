@@ -131,6 +131,20 @@ def write_file_output(run_dir: str, record: dict[str, Any], kind: str = "files")
     atomic_write_text(_output(run_dir, record["index"], kind), json.dumps(record))
 
 
+def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool) -> list[str]:
+    """Write trajectory ``k`` of file ``index``'s residual and audit store under ``stage/<index>/``
+    (named by the driver later); with ``check``, the problems found reading them back."""
+    from ..commands._common import write_jsonl
+    from ..commands._compact_report import check_written
+    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+
+    stage = Path(run_dir) / "stage" / f"{index:07d}"
+    stage.mkdir(parents=True, exist_ok=True)
+    write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
+    apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
+    return check_written(apath, res) if check else []
+
+
 def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
                  config: Any, run_dir: str, check: bool, residuals: bool) -> dict[str, Any]:
     """Compact every trajectory of one file with the serial pipeline; write its output atomically.
@@ -139,9 +153,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
     residual and audit files (``residuals=True``) are staged under ``stage/<index>/`` and moved
     to their final names (which depend on all ids before them) by the driver.
     """
-    from ..commands._common import write_jsonl
-    from ..commands._compact_report import check_result, check_written
-    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+    from ..commands._compact_report import check_result
     from ..text.encoders import get_encoder
     from ..text.pipeline import compact_trajectory, result_summary
 
@@ -157,12 +169,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
         if check:
             problems.extend(check_result(res))
         if residuals:
-            stage = Path(run_dir) / "stage" / f"{index:07d}"
-            stage.mkdir(parents=True, exist_ok=True)
-            write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
-            apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
-            if check:
-                problems.extend(check_written(apath, res))
+            problems.extend(_stage_residual(run_dir, index, k, res, check))
             staged.append(k)
         summaries.append(result_summary(res))
     record = {"index": index, "path": path, "summaries": summaries, "failures": failures, "problems": problems,
@@ -218,9 +225,6 @@ def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any,
     last. With ``check`` the staged files are read back and must restore every original record."""
     import numpy as np
 
-    from ..commands._common import write_jsonl
-    from ..commands._compact_report import check_written
-    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
     from ..text.pipeline import residual_from_map
 
     first = read_file_output(run_dir, index, path)
@@ -233,7 +237,6 @@ def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any,
     trajs, _ = load_for_task(path, tid, fmt)  # load failures were reported by the first pass
     encoded = list(first["trajectories"])
     entries, staged, problems, failures = [], [], [], []
-    stage = Path(run_dir) / "stage" / f"{index:07d}"
     for k, traj in enumerate(trajs):
         if not encoded or (traj.id, traj.path) != (encoded[0]["id"], encoded[0]["path"]):
             continue  # its encoding failed in the first pass (a failure there)
@@ -247,11 +250,7 @@ def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any,
             row += want["chunks"]
             continue
         row += res.chunks
-        stage.mkdir(parents=True, exist_ok=True)
-        write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
-        apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
-        if check:
-            problems.extend(check_written(apath, res))
+        problems.extend(_stage_residual(run_dir, index, k, res, check))
         staged.append(k)
         entries.append({"id": traj.id, "path": traj.path, "tokens_original": res.tokens_original,
                         "tokens_residual_net": res.tokens_residual_net,
