@@ -28,6 +28,7 @@ diverged first, its margin and whether it was flagged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -628,6 +629,93 @@ def _margins_json(m: np.ndarray) -> list[float | None]:
     return [None if not math.isfinite(x) else float(f"{x:.6g}") for x in m.tolist()]
 
 
+@functools.lru_cache(maxsize=4)
+def _probe_encoder(name: str, dtype: str, device: str) -> _ProbeEncoder:
+    """The probe's encoder, built once per process (a Dask worker loads it once)."""
+    return _ProbeEncoder(name, dtype, device)
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def _describe_step(encoder: str, dtype: str, device: str, threads: int | None) -> dict[str, Any]:
+    """Load the encoder (timed) and describe it and the execution target (where the encodings run)."""
+    _set_threads(threads)
+    t0 = time.perf_counter()
+    enc = _probe_encoder(encoder, dtype, device)
+    load_s = time.perf_counter() - t0
+    return {"encoder": enc.describe(), "target": execution_target(device), "load_encoder_s": load_s}
+
+
+def _encode_step(texts: list[str], encoder: str, dtype: str, device: str, threads: int | None, bs: int,
+                 codec: bool) -> dict[str, Any]:
+    """All windows at one batch size (App. D), their SHA-256 and, with ``codec``, the L2 codec digests."""
+    import socket
+
+    _set_threads(threads)
+    enc = _probe_encoder(encoder, dtype, device)
+    t0 = time.perf_counter()
+    e = encode_corpus(texts, enc, bs)
+    row: dict[str, Any] = {"batch_size": bs, "embeddings_sha256": hashlib.sha256(e.tobytes()).hexdigest(),
+                           "encode_s": time.perf_counter() - t0, "codec": None, "codec_s": None}
+    if codec:
+        t0 = time.perf_counter()
+        row["codec"] = _codec_digests(e, REL_EBS, device)
+        row["codec_s"] = time.perf_counter() - t0
+    torch = sys.modules.get("torch")
+    where = {"batch_size": bs, "host": socket.gethostname(), "pid": os.getpid(),
+             "torch_threads": int(torch.get_num_threads()) if torch is not None else None}
+    return {"e": e, "row": row, "where": where}
+
+
+def _jitter_step(ref: dict[str, Any], other: dict[str, Any], groups: list[tuple[int, int]]) -> dict[str, float]:
+    return jitter(ref["e"], other["e"], groups)
+
+
+def _greedy_step(encoded: dict[str, Any], t: float, groups: list[tuple[int, int]], device: str) -> dict[str, Any]:
+    """The greedy rule and the decision margins of one (batch size, threshold)."""
+    e = encoded["e"]
+    t0 = time.perf_counter()
+    pi, dist = greedy_map(e, t, groups, device=device)
+    greedy_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    m = decision_margins(e, pi, t, groups)
+    return {"pi": pi, "dist": dist, "m": m, "greedy_s": greedy_s, "margin_s": time.perf_counter() - t0}
+
+
+class InlineSteps:
+    """Runs every probe step here, when it is submitted (the serial probe); a tqdm bar when asked."""
+
+    def __init__(self, total: int, progress: bool) -> None:
+        self.bar = None
+        if progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="determinism probe", unit="step", file=sys.stderr)
+
+    def share(self, obj: Any) -> Any:
+        return obj
+
+    def submit(self, fn: Callable[..., Any], *args: Any, label: str | None = None) -> Any:
+        if self.bar is not None and label:
+            self.bar.set_postfix_str(label)
+        out = fn(*args)
+        if self.bar is not None and label:
+            self.bar.update(1)
+        return out
+
+    def gather(self, handles: list[Any]) -> list[Any]:
+        return list(handles)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def probe(
     paths: Sequence[str],
     *,
@@ -645,6 +733,7 @@ def probe(
     fmt: str | None = None,
     progress: bool = False,
     embeddings_out: dict[int, np.ndarray] | None = None,
+    steps: Any = None,
 ) -> dict[str, Any]:
     """Encode every window once per batch size and record decisions, margins, jitter and digests (App. D).
 
@@ -665,6 +754,11 @@ def probe(
         fmt: loader format (default: detect per file).
         progress: a progress bar on stderr.
         embeddings_out: when a dict, receives the embedding matrix of every batch size.
+        steps: where the steps run (``share``/``submit``/``gather``/``close``): ``None`` runs them
+            here, one after the other (:class:`InlineSteps`); :class:`lam_ref.distributed.cli.DaskSteps`
+            submits each (encoder load and description, one encoding per batch size, one jitter per
+            batch size, one greedy per batch size and threshold) as a Dask task. The report is the
+            same apart from timings and the ``distributed`` key.
 
     Returns:
         The report (a JSON-ready dict; schema in docs/determinism.md).
@@ -692,90 +786,66 @@ def probe(
     t0 = time.perf_counter()
     corpus = load_corpus(paths, window=window, fmt=fmt, scope=scope)
     timings["chunk_s"] = time.perf_counter() - t0
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)
-    t0 = time.perf_counter()
-    enc = _ProbeEncoder(encoder, dtype, device)
-    timings["load_encoder_s"] = time.perf_counter() - t0
-    steps = len(bss) * (1 + len(ts))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=steps, desc="determinism probe", unit="step", file=sys.stderr)
-    embs: dict[int, np.ndarray] = {}
-    encodings = []
-    for bs in bss:
-        if bar is not None:
-            bar.set_postfix_str(f"encode batch {bs}")
-        t0 = time.perf_counter()
-        e = encode_corpus(corpus.texts, enc, bs)
-        enc_s = time.perf_counter() - t0
-        embs[bs] = e
-        row: dict[str, Any] = {"batch_size": bs, "embeddings_sha256": hashlib.sha256(e.tobytes()).hexdigest(),
-                               "encode_s": enc_s, "codec": None, "codec_s": None}
-        if "l2" in lay:
-            t0 = time.perf_counter()
-            row["codec"] = _codec_digests(e, REL_EBS, device)
-            row["codec_s"] = time.perf_counter() - t0
-        encodings.append(row)
-        if bar is not None:
-            bar.update(1)
+    own = steps is None
+    if own:
+        steps = InlineSteps(len(bss) * (1 + (len(ts) if "l1" in lay else 0)), progress)
+    try:
+        texts = steps.share(corpus.texts)
+        groups = [tuple(g) for g in corpus.groups]
+        info_h = steps.submit(_describe_step, encoder, dtype, device, threads)
+        enc_h = {bs: steps.submit(_encode_step, texts, encoder, dtype, device, threads, bs, "l2" in lay,
+                                  label=f"encode batch {bs}") for bs in bss}
+        jit_h = {bs: steps.submit(_jitter_step, enc_h[ref], enc_h[bs], groups) for bs in bss}
+        order = [ref] + [b for b in bss if b != ref]
+        keys = [(bs, t) for bs in order for t in ts] if "l1" in lay else []
+        greedy_h = {key: steps.submit(_greedy_step, enc_h[key[0]], key[1], groups, device,
+                                      label=f"greedy batch {key[0]} t={key[1]}") for key in keys}
+        got = steps.gather([info_h, *enc_h.values(), *jit_h.values(), *greedy_h.values()])
+    finally:
+        if own:
+            steps.close()
+    info, got = got[0], got[1:]
+    encoded = dict(zip(bss, got[: len(bss)]))
+    jitters = dict(zip(bss, got[len(bss) : 2 * len(bss)]))
+    greedy = dict(zip(keys, got[2 * len(bss) :]))
+    timings["load_encoder_s"] = info["load_encoder_s"]
+    embs = {bs: encoded[bs]["e"] for bs in bss}
+    encodings = [encoded[bs]["row"] for bs in bss]
     for row in encodings:
-        row["jitter"] = jitter(embs[ref], embs[row["batch_size"]], corpus.groups)
+        row["jitter"] = jitters[row["batch_size"]]
     measured = max(r["jitter"]["cos"] for r in encodings)
     gamma = measured if jitter_bound is None else float(jitter_bound)
     bound = risk_bound(gamma)
     runs = []
-    if "l1" in lay:
-        ref_margins: dict[float, np.ndarray] = {}
-        order = [ref] + [b for b in bss if b != ref]
-        for bs in order:
-            e = embs[bs]
-            jit = next(r["jitter"] for r in encodings if r["batch_size"] == bs)
-            for t in ts:
-                if bar is not None:
-                    bar.set_postfix_str(f"greedy batch {bs} t={t}")
-                t0 = time.perf_counter()
-                pi, dist = greedy_map(e, t, corpus.groups, device=device)
-                greedy_s = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                m = decision_margins(e, pi, t, corpus.groups)
-                margin_s = time.perf_counter() - t0
-                if bs == ref:
-                    ref_margins[t] = m
-                kept = pi == np.arange(pi.size)
-                deleted = np.flatnonzero(~kept)
-                dh = float(dist[deleted].max()) if deleted.size else 0.0
-                rm = ref_margins[t]
-                fin = rm[np.isfinite(rm)]
-                certified = bool(fin.size == 0 or fin.min() - MARGIN_SLACK > jit["sq"] + MARGIN_SLACK)
-                runs.append({
-                    "batch_size": bs,
-                    "threshold": t,
-                    "deletion_digest": _digest.deletion_digest(deleted),
-                    "map_digest": _digest.map_digest(pi),
-                    "dropped": int(deleted.size),
-                    "kept": int(kept.sum()),
-                    "delta_hat": _digest.fmt17(dh),
-                    "deleted": [[int(i), int(pi[i])] for i in deleted.tolist()],
-                    "margin": _margin_summary(m),
-                    "margins": _margins_json(m),
-                    "at_risk": at_risk(m, bound).tolist(),
-                    "certified_vs_reference": certified,
-                    "greedy_s": greedy_s,
-                    "margin_s": margin_s,
-                })
-                if bar is not None:
-                    bar.update(1)
-        runs.sort(key=lambda r: (bss.index(r["batch_size"]), ts.index(r["threshold"])))
-    if bar is not None:
-        bar.close()
+    for bs, t in keys:
+        g = greedy[(bs, t)]
+        pi, dist, m = g["pi"], g["dist"], g["m"]
+        kept = pi == np.arange(pi.size)
+        deleted = np.flatnonzero(~kept)
+        dh = float(dist[deleted].max()) if deleted.size else 0.0
+        rm = greedy[(ref, t)]["m"]
+        fin = rm[np.isfinite(rm)]
+        certified = bool(fin.size == 0 or fin.min() - MARGIN_SLACK > jitters[bs]["sq"] + MARGIN_SLACK)
+        runs.append({
+            "batch_size": bs,
+            "threshold": t,
+            "deletion_digest": _digest.deletion_digest(deleted),
+            "map_digest": _digest.map_digest(pi),
+            "dropped": int(deleted.size),
+            "kept": int(kept.sum()),
+            "delta_hat": _digest.fmt17(dh),
+            "deleted": [[int(i), int(pi[i])] for i in deleted.tolist()],
+            "margin": _margin_summary(m),
+            "margins": _margins_json(m),
+            "at_risk": at_risk(m, bound).tolist(),
+            "certified_vs_reference": certified,
+            "greedy_s": g["greedy_s"],
+            "margin_s": g["margin_s"],
+        })
+    runs.sort(key=lambda r: (bss.index(r["batch_size"]), ts.index(r["threshold"])))
     if embeddings_out is not None:
         embeddings_out.update(embs)
-    desc = enc.describe()
+    desc = info["encoder"]
     return {
         "schema": SCHEMA,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -809,9 +879,9 @@ def probe(
         },
         "encodings": encodings,
         "runs": runs,
-        "target": execution_target(device),
+        "target": info["target"],
         "timings_s": timings | {"total_encode_s": sum(r["encode_s"] for r in encodings)},
-    }
+    } | ({} if own else {"distributed": {**steps.describe(), "encodings": [encoded[bs]["where"] for bs in bss]}})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -819,7 +889,7 @@ def probe(
 
 
 _TOP = {"schema": str, "created_utc": str, "input_sha256": str, "input": dict, "encoder": dict, "settings": dict,
-        "jitter": dict, "encodings": list, "runs": list, "target": dict, "timings_s": dict}
+        "jitter": dict, "encodings": list, "runs": list, "target": dict, "timings_s": dict, "distributed": dict}
 _RUN = {"batch_size": int, "threshold": float, "deletion_digest": str, "map_digest": str, "dropped": int, "kept": int,
         "delta_hat": str, "deleted": list, "margin": dict, "margins": list, "at_risk": list,
         "certified_vs_reference": bool, "greedy_s": float, "margin_s": float}
@@ -869,7 +939,7 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise LamValueError(f"report {p!r} is not a lam_ref determinism report (schema {got!r}, expected {SCHEMA!r})")
-    _check_keys(doc, _TOP, "", p)
+    _check_keys(doc, _TOP, "", p, optional=("distributed",))
     _check_keys(doc["settings"], _SETTINGS, "settings.", p)
     _check_keys(doc["input"], _INPUT, "input.", p)
     _check_keys(doc["jitter"], _JITTER, "jitter.", p)

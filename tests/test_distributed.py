@@ -388,3 +388,47 @@ def test_residual_files_equal_the_serial_ones_and_restore(tmp_path, capsys):
         assert (ser / name).read_bytes() == (par / name).read_bytes(), f"{name} differs from the serial output"
     rc, _, err = _run(capsys, "restore", str(par))
     assert rc == 0, f"the distributed run's audit stores restore: {err}"
+
+
+@pytest.mark.usefixtures("inproc")
+def test_corpus_scope_residual_files_restore_and_follow_the_corpus_map(tmp_path, capsys):
+    """``--scope corpus --residual-dir``: every trajectory gets a residual and an audit store built
+    from the corpus map (stubs name global window ids; representatives may lie in earlier
+    trajectories); ``lam-ref restore`` gives every original back; the first trajectory, whose rows
+    only ever see its own earlier rows, gets the serial command's files byte for byte; a resumed
+    run writes the same files without recomputing them."""
+    import re
+
+    d = _corpus(tmp_path, 5)
+    (d / "t03.traj").write_bytes(b"\xff\xfe not json")  # a failed file: listed, the others complete
+    rc_dir, ser_dir, run = tmp_path / "rc", tmp_path / "rs", tmp_path / "run"
+    args = ["compact", str(d), "--encoder", "hash", "--scope", "corpus", "--exhaustive", "--workers", "2",
+            "--mkdir", "--check", "--no-progress", "--resume", str(run)]
+    rc, out, err = _run(capsys, *args, "--residual-dir", str(rc_dir), "--json", str(tmp_path / "c.json"))
+    assert rc == 1 and "t03.traj" in err and "check failed" not in err, f"one failed file, no check problem: {err}"
+    c = json.loads((tmp_path / "c.json").read_text())
+    trajs = c["trajectories"]
+    assert sum(t["merged_into_other_trajectories"] for t in trajs) > 0, "precondition: merges across trajectories"
+    assert sorted(p.name for p in rc_dir.iterdir()) == sorted(f"t{i:02d}{s}" for i in (0, 1, 2, 4)
+                                                              for s in (".residual.jsonl", ".audit.json")), \
+        "one residual and one audit store per loaded trajectory, named as the serial command names them"
+    for t in trajs:
+        text = "\n".join(json.loads(ln)["text"] for ln in (rc_dir / f"{t['residual']}.residual.jsonl").read_text().splitlines())
+        stubs = [(int(a), int(b)) for a, b in re.findall(r"\[LAM:L1 (\d+)=(\d+) d=", text)]
+        assert len(stubs) == t["chunks"] - t["kept_chunks"], f"{t['id']}: one L1 stub per dropped window: {stubs}"
+        assert all(t["first_row"] <= a < t["first_row"] + t["chunks"] and b < a for a, b in stubs), \
+            f"{t['id']}: stubs name global ids of its own windows and earlier representatives: {stubs}"
+    assert c["residual_total"]["tokens_residual_net"] < c["residual_total"]["tokens_original"], "tokens are removed"
+    rc, _, err = _run(capsys, "restore", str(rc_dir))
+    assert rc == 0, f"every corpus-scope residual restores from its own audit store: {err}"
+    assert _run(capsys, "compact", str(d / "t00.traj"), "--encoder", "hash", "--exhaustive", "--driver", "batch",
+                "--residual-dir", str(ser_dir), "--mkdir", "--no-progress")[0] == 0
+    for name in ("t00.residual.jsonl", "t00.audit.json"):
+        assert (rc_dir / name).read_bytes() == (ser_dir / name).read_bytes(), f"{name}: the serial command's bytes"
+    stamps = {p.name: p.stat().st_mtime_ns for p in (run / "residuals").iterdir()}
+    again = tmp_path / "again"
+    rc, out, err = _run(capsys, *args, "--residual-dir", str(again))
+    assert rc == 1 and "5 files resumed, 0 encoded" in out, f"resumed: {out}"
+    assert {p.name: p.stat().st_mtime_ns for p in (run / "residuals").iterdir()} == stamps, "no residual task rerun"
+    for p in rc_dir.iterdir():
+        assert (again / p.name).read_bytes() == p.read_bytes(), f"{p.name}: the resumed run writes the same bytes"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..geometry import LamValueError
-from ..text.pipeline import CompactionResult
+from ..text.pipeline import CompactionResult, MappedResidual
 from ._common import write_jsonl
 from .restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX, restore_one
 
@@ -164,9 +164,10 @@ def check_result(res: CompactionResult) -> list[str]:
     return problems
 
 
-def check_written(audit_path: Path, res: CompactionResult) -> list[str]:
+def check_written(audit_path: Path, res: CompactionResult | MappedResidual) -> list[str]:
     """``--check`` with ``--residual-dir``: the files as written (read back, as ``lam-ref restore``
-    reads them) give every original record, all fields, not just the in-memory round trip."""
+    reads them) give every original record, all fields, not just the in-memory round trip
+    (per-trajectory results and the corpus scope's residuals alike)."""
     try:
         records, _ = restore_one(audit_path)
     except LamValueError as exc:

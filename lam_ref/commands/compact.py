@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from ..codec import DEFAULT_REL_EB
-from ..distributed.cli import add_cluster_options, run_compact, wants_cluster
+from ..distributed.cli import add_cluster_options, refuse_serial_only, run_compact, wants_cluster
 from ..geometry import LamValueError
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
@@ -122,9 +122,8 @@ def run(args: argparse.Namespace) -> int:
     if args.save_embeddings and not config.uses_encoder:
         raise LamValueError(f"--save-embeddings needs layer l1 (no windows are encoded with --layers {args.layers})")
     if wants_cluster(args):  # Dask: --workers / --scheduler / --resume / --scope corpus (docs/scale.md)
-        for flag, given in (("--save-embeddings", args.save_embeddings), ("--residual-format native", args.residual_format == "native")):
-            if given:
-                raise LamValueError(f"{flag} runs serially only; drop it or drop --workers/--scheduler")
+        refuse_serial_only(args, [("--save-embeddings", args.save_embeddings),
+                                  ("--residual-format native", args.residual_format == "native")])
         return run_compact(args, config)
     encoder = get_encoder(args.encoder, args.device)
     if encoder.kind == "hashing":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import determinism as det
+from ..distributed.cli import add_cluster_options, probe_steps
 from ..geometry import LamValueError
 from ._common import check_output_file, table, write_json
 
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pr.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
     pr.add_argument("--format", default=None, help="loader (default: detect per file)")
     pr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_cluster_options(pr, resume=False, tile=False)
     pr.set_defaults(func=run_probe)
 
     cp = dsub.add_parser("compare", help="one table across reports; exit 0 if every digest agrees, 1 if not")
@@ -84,7 +86,33 @@ def run_probe(args: argparse.Namespace) -> int:
     check_output_file(args.out, "--out")
     if Path(args.out).exists() and not Path(args.out).is_file():
         raise LamValueError(f"--out {args.out!r} is not a regular file")
-    report = det.probe(
+    steps = probe_steps(args)  # --workers/--scheduler: the steps as Dask tasks (docs/scale.md)
+    try:
+        report = _probe(args, steps)
+    finally:
+        if steps is not None:
+            steps.close()
+    write_json(report, args.out)
+    rows = [[r["batch_size"], r["threshold"], r["dropped"], r["deletion_digest"], r["map_digest"], r["delta_hat"][:10],
+             r["margin"]["min_cos"] if r["margin"]["min_cos"] is not None else "-", len(r["at_risk"]),
+             "yes" if r["certified_vs_reference"] else "NO"] for r in report["runs"]]
+    if rows:
+        print(table(rows, ["batch", "t", "dropped", "deletion digest", "map digest", "δ̂", "min margin (cos)", "at risk",
+                           "certified"]))
+    j = report["jitter"]
+    print(f"{report['input']['chunks']} windows of {report['input']['trajectories']} trajectories; encoder "
+          f"{report['encoder']['name']} ({report['settings']['dtype']}, {report['settings']['device']}); jitter vs batch "
+          f"{report['settings']['reference_batch_size']}: coordinates {j['measured_coord']:.3g}, cosines "
+          f"{j['measured_cos']:.3g}, |Δsq| {j['measured_sq']:.3g}; report {args.out}")
+    if "distributed" in report:
+        d = report["distributed"]
+        where = f"scheduler {d['scheduler']}" if d["scheduler"] else f"{d['workers']} local worker(s)"
+        print(f"steps ran on {where}: one task per encoding, jitter and (batch size, threshold) greedy")
+    return 0
+
+
+def _probe(args: argparse.Namespace, steps: object) -> dict:
+    return det.probe(
         args.paths,
         encoder=args.encoder,
         batch_sizes=_split(args.batch_sizes, "--batch-sizes"),
@@ -99,20 +127,8 @@ def run_probe(args: argparse.Namespace) -> int:
         window=args.window,
         fmt=args.format,
         progress=not args.no_progress,
+        steps=steps,
     )
-    write_json(report, args.out)
-    rows = [[r["batch_size"], r["threshold"], r["dropped"], r["deletion_digest"], r["map_digest"], r["delta_hat"][:10],
-             r["margin"]["min_cos"] if r["margin"]["min_cos"] is not None else "-", len(r["at_risk"]),
-             "yes" if r["certified_vs_reference"] else "NO"] for r in report["runs"]]
-    if rows:
-        print(table(rows, ["batch", "t", "dropped", "deletion digest", "map digest", "δ̂", "min margin (cos)", "at risk",
-                           "certified"]))
-    j = report["jitter"]
-    print(f"{report['input']['chunks']} windows of {report['input']['trajectories']} trajectories; encoder "
-          f"{report['encoder']['name']} ({report['settings']['dtype']}, {report['settings']['device']}); jitter vs batch "
-          f"{report['settings']['reference_batch_size']}: coordinates {j['measured_coord']:.3g}, cosines "
-          f"{j['measured_cos']:.3g}, |Δsq| {j['measured_sq']:.3g}; report {args.out}")
-    return 0
 
 
 def run_compare(args: argparse.Namespace) -> int:

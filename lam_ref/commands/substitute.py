@@ -9,8 +9,7 @@ import numpy as np
 from .._io import atomic_write
 from ..determinism import device_kwargs
 from ..digest import fmt17
-from ..distributed.cli import add_cluster_options, run_substitute, wants_cluster
-from ..geometry import LamValueError
+from ..distributed.cli import add_cluster_options, refuse_serial_only, run_substitute, wants_cluster
 from ..substitution import oracle, substitute
 from ._common import (
     add_json,
@@ -50,8 +49,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.map_out, "--map-out", mkdir=args.mkdir)
     on_device = device_kwargs(args.device)
     if wants_cluster(args):  # Dask: the corpus-scope greedy over the rows (docs/scale.md)
-        if on_device:
-            raise LamValueError("--device cuda runs serially only; drop it or drop --workers/--scheduler")
+        refuse_serial_only(args, [("--device cuda", on_device)])
         return run_substitute(args)
     e = load_embeddings(args.embeddings)
     if args.oracle:

@@ -35,6 +35,9 @@ trajectory is matched by its id, then by the last component of its id.
 from __future__ import annotations
 
 import argparse
+import base64
+import functools
+import hashlib
 import json
 import sys
 from collections.abc import Sequence
@@ -46,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from .. import metrics as M
+from ..distributed.cli import add_cluster_options, file_run, map_files, refuse_serial_only, wants_cluster
 from ..geometry import LamValueError, delta_from_t, validate_threshold
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
@@ -163,6 +167,22 @@ def load_gold(path: str) -> dict[str, str]:
     return out
 
 
+def gold_digest(gold: dict[str, str]) -> str:
+    """SHA-256 over the gold patches (ids sorted; JSON of the ``[id, patch]`` pairs): what a Dask
+    sweep's workers and its ``--resume`` folder check they use."""
+    return hashlib.sha256(json.dumps(sorted(gold.items()), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=2)
+def cached_gold(path: str, sha256: str) -> dict[str, str]:
+    """The gold patches at ``path``, read once per process (a Dask worker), refused when they are
+    not the ones the driver validated (the file changed meanwhile)."""
+    gold = load_gold(path)
+    if gold_digest(gold) != sha256:
+        raise LamValueError(f"--gold {path!r} changed during the run (its patches differ from the validated ones)")
+    return gold
+
+
 def gold_key(traj: Trajectory, gold: dict[str, str]) -> str | None:
     """The gold id of a trajectory: its id, then the id's last path component (and without a
     LoCoMo-style ``:sample`` suffix); ``None`` when none is in ``gold``."""
@@ -223,6 +243,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_mkdir(p)
     add_save_embeddings(p)
     add_progress(p)
+    add_cluster_options(p, tile=False)
     p.set_defaults(func=run)
     return p
 
@@ -309,79 +330,175 @@ def _n(k: int) -> str:
     return f"{k} trajectory" if k == 1 else f"{k} trajectories"
 
 
+def measure_trajectory(item: Trajectory, encoder: Any, plan: _Plan, batch_size: int,
+                       gold: dict[str, str] | None) -> dict[str, Any]:
+    """One trajectory's contribution to every row of the sweep (the serial inner loop; the Dask
+    run calls it per file on the workers, :mod:`lam_ref.distributed`): per threshold, token
+    counts, kept windows, merge distances, recall and QA hits, evidence results; and whether the
+    trajectory has a gold patch and witnessed evidence. :meth:`_Sweep.add` folds it in."""
+    layers, k = plan.layers, plan.recall_k
+    cache: dict[str, Encoded] = {}
+    queries, source, qa, qa_emb = None, None, [], None
+    if k > 0:
+        qa = _qa_items(item)
+        qtexts = [r.text for r in item.records if r.role in QUERY_ROLES and r.text.strip()]
+        source = "action" if qtexts else "qa" if qa else None
+        if not qtexts:
+            qtexts = [q for q, _ in qa]
+        queries = encoder.encode(qtexts, batch_size=batch_size) if qtexts else None
+        if qa:
+            qa_emb = queries if source == "qa" else encoder.encode([q for q, _ in qa], batch_size=batch_size)
+    key = gold_key(item, gold) if gold is not None else None
+    patch = gold[key] if gold is not None and key is not None else None
+    lines = M.evidence_lines(patch) if patch is not None else None
+    out: dict[str, Any] = {"gold_key": key, "has_gold": patch is not None, "witnessed": False, "queries": None,
+                           "windows": 0, "rows": []}
+    for cfg in plan.configs:
+        first = not out["rows"]
+        res = compact_trajectory(item, encoder, cfg, cache=cache)
+        if first:
+            out["windows"] = res.chunks
+            out["orig"] = cache.get("orig")  # for --save-embeddings (serial only; not serialised)
+        ids = res.deleted_ids
+        row: dict[str, Any] = {
+            "tokens": [res.tokens_original, res.tokens_residual_net, res.tokens_residual_gross],
+            "chunks": res.chunks, "kept": res.kept_chunks,
+            "ratio": res.delta_hat / cfg.delta if res.chunks and res.kept_chunks < res.chunks and cfg.delta > 0
+            else None,  # t = 1: δ = 0, no ratio
+            "delta_hat": res.delta_hat, "dist": res.distances[ids], "wts": res.chunk_tokens[ids],
+            "recall": None, "hit": None, "exact": None, "relaxed": None,
+        }
+        enc = cache.get("orig" if layers[0] == "l1" else "l0")
+        if enc is not None and res.chunks:
+            if queries is not None and source is not None:
+                row["recall"] = M.recall_at_k_per_query(enc.embeddings, queries, res.pi, k)
+                if first:
+                    out["queries"] = [source, int(queries.shape[0])]
+            if qa_emb is not None:
+                targets = _qa_targets(enc, qa)
+                full, sub = M.evidence_hits_at_k(enc.embeddings, qa_emb, res.pi, k, targets)
+                row["hit"] = [sum(1 for t in targets if t), int(full.sum()), int(sub.sum())]
+        if lines is not None:
+            originals = [item.records[i].text for i in item.observation_indices]
+            residuals = res.observation_residuals()
+            row["exact"] = M.evidence_retention(lines, originals, residuals)
+            row["relaxed"] = M.evidence_retention(lines, originals, residuals, relaxed=True)
+            if first and row["exact"].witnessed:  # witnessing depends on the originals only
+                out["witnessed"] = True
+        out["rows"].append(row)
+    return out
+
+
+def _array_json(a: np.ndarray) -> dict[str, Any]:
+    return {"dtype": a.dtype.str, "shape": list(a.shape), "b64": base64.b64encode(np.ascontiguousarray(a).tobytes()).decode()}
+
+
+def _array_from(obj: dict[str, Any]) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(obj["b64"]), dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
+
+
+def _evidence_json(r: M.EvidenceResult | None) -> dict[str, Any] | None:
+    return None if r is None else {"witnessed": list(r.witnessed), "lost": list(r.lost), "relaxed": r.relaxed}
+
+
+def _evidence_from(obj: dict[str, Any] | None) -> M.EvidenceResult | None:
+    return None if obj is None else M.EvidenceResult(tuple(obj["witnessed"]), tuple(obj["lost"]), obj["relaxed"])
+
+
+def contribution_to_json(c: dict[str, Any]) -> dict[str, Any]:
+    """A :func:`measure_trajectory` result as JSON, exactly (arrays as dtype + bytes, floats by
+    ``repr``, which round-trips): a per-file output of the Dask sweep."""
+    rows = []
+    for r in c["rows"]:
+        rows.append({**r, "dist": _array_json(r["dist"]), "wts": _array_json(r["wts"]),
+                     "recall": None if r["recall"] is None else _array_json(r["recall"]),
+                     "exact": _evidence_json(r["exact"]), "relaxed": _evidence_json(r["relaxed"]),
+                     "delta_hat": float(r["delta_hat"]), "ratio": None if r["ratio"] is None else float(r["ratio"]),
+                     "tokens": [int(x) for x in r["tokens"]], "chunks": int(r["chunks"]), "kept": int(r["kept"])})
+    return {k: v for k, v in c.items() if k != "orig"} | {"rows": rows, "windows": int(c["windows"])}
+
+
+def contribution_from_json(obj: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`contribution_to_json`."""
+    rows = [{**r, "dist": _array_from(r["dist"]), "wts": _array_from(r["wts"]),
+             "recall": None if r["recall"] is None else _array_from(r["recall"]),
+             "exact": _evidence_from(r["exact"]), "relaxed": _evidence_from(r["relaxed"])} for r in obj["rows"]]
+    return {**obj, "rows": rows}
+
+
+class _Sweep:
+    """The fold over trajectories in load order: one :class:`_Acc` per threshold and the sets
+    (:data:`SET_NOTES`) by trajectory index."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.accs = [_Acc(cfg.threshold) for cfg in plan.configs]
+        self.n_traj = 0
+        self.gold_idx: list[int] = []  # indices (load order) of trajectories with a gold patch
+        self.ev_idx: list[int] = []  # ... of those with >= 1 witnessed evidence line
+        self.query_counts = {"action": 0, "qa": 0}
+        self.gold_used: set[str] = set()
+
+    def add(self, c: dict[str, Any]) -> None:
+        j = self.n_traj
+        self.n_traj += 1
+        if c["gold_key"] is not None:
+            self.gold_used.add(c["gold_key"])
+        if c["has_gold"]:
+            self.gold_idx.append(j)
+        if c["witnessed"]:
+            self.ev_idx.append(j)
+        if c["queries"] is not None:
+            self.query_counts[c["queries"][0]] += c["queries"][1]
+        for acc, r in zip(self.accs, c["rows"]):
+            acc.tokens.append(tuple(r["tokens"]))
+            acc.chunks += r["chunks"]
+            acc.kept += r["kept"]
+            if r["ratio"] is not None:
+                acc.ratio.append(r["ratio"])
+            acc.delta_hat = max(acc.delta_hat, r["delta_hat"])
+            acc.dist.append(r["dist"])
+            acc.wts.append(r["wts"])
+            if r["recall"] is not None:
+                acc.recall.append(r["recall"])
+            if r["hit"] is not None:
+                acc.hit_n += r["hit"][0]
+                acc.hit_full += r["hit"][1]
+                acc.hit_sub += r["hit"][2]
+            if r["exact"] is not None:
+                acc.exact.append(r["exact"])
+                acc.relaxed.append(r["relaxed"])
+
+
 def run(args: argparse.Namespace) -> int:
     plan = validate_args(args)
-    layers, k, gold = plan.layers, plan.recall_k, plan.gold
+    if wants_cluster(args):  # Dask: --workers / --scheduler / --resume (docs/scale.md)
+        refuse_serial_only(args, [("--save-embeddings", getattr(args, "save_embeddings", None))])
+        return _run_dask(args, plan)
     encoder = get_encoder(args.encoder, args.device)
-    accs = [_Acc(cfg.threshold) for cfg in plan.configs]
+    sweep = _Sweep(plan)
     failures: list[LoadFailure] = []
-    n_traj = 0
-    gold_idx: list[int] = []  # indices (load order) of trajectories with a gold patch
-    ev_idx: list[int] = []  # ... of those with >= 1 witnessed evidence line
-    query_counts = {"action": 0, "qa": 0}
-    gold_used: set[str] = set()
     saver = EmbeddingSaver(args.save_embeddings) if getattr(args, "save_embeddings", None) else None
     progress = RunProgress(len(plan.files), enabled=not args.no_progress, desc="sweep")
     for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress, show_warnings=False):
-        j = n_traj
-        n_traj += 1
-        cache: dict[str, Encoded] = {}
-        queries, source, qa, qa_emb = None, None, [], None
-        if k > 0:
-            qa = _qa_items(item)
-            qtexts = [r.text for r in item.records if r.role in QUERY_ROLES and r.text.strip()]
-            source = "action" if qtexts else "qa" if qa else None
-            if not qtexts:
-                qtexts = [q for q, _ in qa]
-            queries = encoder.encode(qtexts, batch_size=args.batch_size) if qtexts else None
-            if qa:
-                qa_emb = queries if source == "qa" else encoder.encode([q for q, _ in qa], batch_size=args.batch_size)
-        key = gold_key(item, gold) if gold is not None else None
-        patch = gold[key] if gold is not None and key is not None else None
-        if key is not None:
-            gold_used.add(key)
-        lines = M.evidence_lines(patch) if patch is not None else None
-        if patch is not None:
-            gold_idx.append(j)
-        for acc, cfg in zip(accs, plan.configs):
-            first = acc is accs[0]
-            res = compact_trajectory(item, encoder, cfg, cache=cache)
-            if first:
-                progress.note(windows=res.chunks, trajectories=1)
-                if saver is not None and "orig" in cache:
-                    saver.add(item.id, cache["orig"])
-            acc.tokens.append((res.tokens_original, res.tokens_residual_net, res.tokens_residual_gross))
-            acc.chunks += res.chunks
-            acc.kept += res.kept_chunks
-            if res.chunks and res.kept_chunks < res.chunks and cfg.delta > 0:  # t = 1: δ = 0, no ratio
-                acc.ratio.append(res.delta_hat / cfg.delta)
-            acc.delta_hat = max(acc.delta_hat, res.delta_hat)
-            ids = res.deleted_ids
-            acc.dist.append(res.distances[ids])
-            acc.wts.append(res.chunk_tokens[ids])
-            enc = cache.get("orig" if layers[0] == "l1" else "l0")
-            if enc is not None and res.chunks:
-                if queries is not None and source is not None:
-                    acc.recall.append(M.recall_at_k_per_query(enc.embeddings, queries, res.pi, k))
-                    if first:
-                        query_counts[source] += int(queries.shape[0])
-                if qa_emb is not None:
-                    targets = _qa_targets(enc, qa)
-                    full, sub = M.evidence_hits_at_k(enc.embeddings, qa_emb, res.pi, k, targets)
-                    acc.hit_n += sum(1 for t in targets if t)
-                    acc.hit_full += int(full.sum())
-                    acc.hit_sub += int(sub.sum())
-            if lines is not None:
-                originals = [item.records[i].text for i in item.observation_indices]
-                residuals = res.observation_residuals()
-                acc.exact.append(M.evidence_retention(lines, originals, residuals))
-                acc.relaxed.append(M.evidence_retention(lines, originals, residuals, relaxed=True))
-                if first and acc.exact[-1].witnessed:  # witnessing depends on the originals only
-                    ev_idx.append(j)
+        c = measure_trajectory(item, encoder, plan, args.batch_size, plan.gold)
+        progress.note(windows=c["windows"], trajectories=1)
+        if saver is not None and c["orig"] is not None:
+            saver.add(item.id, c["orig"])
+        sweep.add(c)
     progress.close()
     if saver is not None:
         saver.save()
-    rows_json = [_row(acc, k, gold is not None, gold_idx, ev_idx) for acc in accs if acc.tokens]
+    return report(args, sweep, encoder.describe(), [f.to_json() for f in failures],
+                  embeddings=saver.describe() if saver is not None else None)
+
+
+def report(args: argparse.Namespace, sweep: _Sweep, encoder: dict[str, Any], failures: list[dict[str, str]], *,
+           embeddings: Any = None, extra: dict[str, Any] | None = None) -> int:
+    """Print the table and write the JSON report of a finished fold (serial or Dask); the exit status."""
+    plan, k, gold, n_traj = sweep.plan, sweep.plan.recall_k, sweep.plan.gold, sweep.n_traj
+    gold_idx, ev_idx, gold_used = sweep.gold_idx, sweep.ev_idx, sweep.gold_used
+    rows_json = [_row(acc, k, gold is not None, gold_idx, ev_idx) for acc in sweep.accs if acc.tokens]
     points = [M.OperatingPoint(f"t={r['t']}", r["evidence"]["removal_net"], r["evidence"]["kept"],
                                r["evidence"]["witnessed"]) for r in rows_json if ev_idx]
     ecr = {s: M.ecr_at(points, tau) for s, tau in plan.taus.items()} if gold is not None else {}
@@ -389,7 +506,7 @@ def run(args: argparse.Namespace) -> int:
     if rows_json:
         header, rows = _table(rows_json, k, gold is not None)
         print(table(rows, header), file=out)
-        print(f"encoder {encoder.name}, layers {'->'.join(x.upper() for x in layers)}, {_n(n_traj)}", file=out)
+        print(f"encoder {encoder['name']}, layers {'->'.join(x.upper() for x in plan.layers)}, {_n(n_traj)}", file=out)
         if any(r.get("evidence_hit") for r in rows_json):
             hit = next(r["evidence_hit"] for r in rows_json if r.get("evidence_hit"))
             print(f"QA evidence hit@{k} over {hit['questions']} questions with evidence: full index, and kept "
@@ -409,8 +526,8 @@ def run(args: argparse.Namespace) -> int:
                   + ", ".join(repr(x) for x in unused[:5]) + (" ..." if len(unused) > 5 else ""), file=sys.stderr)
     if args.json:
         write_json({
-            "encoder": encoder.describe(),
-            "layers": list(layers),
+            "encoder": encoder,
+            "layers": list(plan.layers),
             "rows": rows_json,
             "ecr": ecr,
             "ecr_over": "evidence",
@@ -420,15 +537,68 @@ def run(args: argparse.Namespace) -> int:
                 "evidence": {"trajectories": len(ev_idx) if gold is not None else None,
                              "covers": SET_NOTES["evidence"]},
             },
-            "recall_queries": query_counts,
+            "recall_queries": sweep.query_counts,
             "gold_unmatched": sorted(set(gold) - gold_used) if gold is not None else None,
-            "failures": [f.to_json() for f in failures],
-            "embeddings": saver.describe() if saver is not None else None,
-        }, args.json)
+            "failures": failures,
+            "embeddings": embeddings,
+        } | (extra or {}), args.json)
     if n_traj == 0 and not failures:
         print("lam-ref sweep: no trajectories found", file=sys.stderr)
         return 1
     return 1 if failures else 0
+
+
+def _run_dask(args: argparse.Namespace, plan: _Plan) -> int:
+    """``lam-ref sweep --workers N | --scheduler ADDRESS | --resume DIR`` (docs/scale.md): one Dask
+    task per input file (:func:`sweep_file`, the serial :func:`measure_trajectory` on each of its
+    trajectories) through the per-file driver of :mod:`lam_ref.distributed.cli`; the driver folds
+    the contributions in input order with the serial fold and writes the serial report."""
+    import dataclasses
+
+    from ..distributed.cluster import ClusterSpec
+
+    spec = ClusterSpec(args.workers, args.scheduler)
+    gold_sha = gold_digest(plan.gold) if plan.gold is not None else None
+    cfg = {k: v for k, v in plan.configs[0].to_json().items() if k not in ("threshold", "delta")}
+    settings = {"command": "sweep", "thresholds": [c.threshold for c in plan.configs], "config": cfg,
+                "recall_k": plan.recall_k, "encoder": args.encoder, "device": args.device, "format": args.format,
+                "gold_sha256": gold_sha}
+    with file_run(args, "sweep", settings) as run:
+        fn = functools.partial(sweep_file, fmt=args.format, encoder_name=args.encoder, device=args.device,
+                               plan=dataclasses.replace(plan, gold=None, files=[]), batch_size=args.batch_size,
+                               gold_path=args.gold, gold_sha256=gold_sha, run_dir=run.run_dir)
+        errors = map_files(run, spec, fn, show=not args.no_progress, desc="sweep")
+        sweep, encoder = _Sweep(plan), None
+        for _k, _path, rec in run.records(errors):
+            if rec is not None:
+                encoder = encoder or rec["encoder"]
+                for c in rec["contributions"]:
+                    sweep.add(contribution_from_json(c))
+    if encoder is None:  # no file gave an output: describe the encoder as the serial command does
+        encoder = get_encoder(args.encoder, args.device).describe()
+    rc = report(args, sweep, encoder, run.failures, extra={"distributed": run.describe(spec)})
+    print(f"{len(run.files)} files ({run.where(spec)})", file=run.out)
+    return rc
+
+
+def sweep_file(index: int, path: str, tid: str, *, fmt: str | None, encoder_name: str, device: str | None,
+               plan: _Plan, batch_size: int, gold_path: str | None, gold_sha256: str | None,
+               run_dir: str) -> dict[str, Any]:
+    """The Dask task of one input file: its trajectories' contributions (:func:`measure_trajectory`,
+    serialised exactly by :func:`contribution_to_json`) written to ``files/<index>.json`` in the run
+    folder. The gold patches are read once per worker process and must have the digest the driver
+    validated."""
+    import os
+
+    from ..distributed.trajectories import load_for_task, write_file_output
+
+    trajs, failures = load_for_task(path, tid, fmt)
+    encoder = get_encoder(encoder_name, device)
+    gold = cached_gold(gold_path, gold_sha256) if gold_path is not None and gold_sha256 is not None else None
+    contributions = [contribution_to_json(measure_trajectory(t, encoder, plan, batch_size, gold)) for t in trajs]
+    write_file_output(run_dir, {"index": index, "path": path, "contributions": contributions, "failures": failures,
+                                "encoder": encoder.describe()})
+    return {"index": index, "trajectories": len(contributions), "failed": len(failures), "pid": os.getpid()}
 
 
 def _row(acc: _Acc, k: int, with_gold: bool, gold_idx: list[int], ev_idx: list[int]) -> dict[str, Any]:

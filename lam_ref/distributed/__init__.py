@@ -3,9 +3,11 @@ the corpus-scope greedy (exact and banded), each equal to the serial run byte fo
 worker count (paper §2.4, Algorithm 2; SPEC §5, §10). See ``docs/scale.md``.
 
 * :mod:`~lam_ref.distributed.cluster`: a ``LocalCluster`` (``--workers N``) or a scheduler address;
+* :mod:`~lam_ref.distributed.cli`: the per-file driver shared by ``compact`` and ``sweep`` (input
+  files, run folder, ``--resume``, one task per file), and the Dask steps of ``determinism probe``;
 * :mod:`~lam_ref.distributed.trajectories`: one task per file running the unchanged serial
-  :func:`lam_ref.text.pipeline.compact_trajectory`, atomic per-file outputs, ``--resume``,
-  per-file and corpus digests;
+  :func:`lam_ref.text.pipeline.compact_trajectory` (or encoding the file, or writing its
+  corpus-scope residuals), atomic per-file outputs, ``--resume``, per-file and corpus digests;
 * :mod:`~lam_ref.distributed.shards`: memory-mapped embedding shards with checksums;
 * :mod:`~lam_ref.distributed.greedy`: tile pairs / band buckets → within-δ pairs → one resolve.
 """

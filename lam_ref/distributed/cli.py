@@ -1,6 +1,7 @@
-"""The command-line side of the Dask runs: options shared by ``lam-ref compact`` and
-``lam-ref substitute``, and the two drivers they branch into (``--workers``, ``--scheduler``,
-``--resume``, ``--scope corpus``). See ``docs/scale.md``."""
+"""The command-line side of the Dask runs: options shared by ``lam-ref compact``, ``lam-ref sweep``,
+``lam-ref determinism probe`` and ``lam-ref substitute``, one per-file driver that compact and
+sweep share (input files, run folder, ``--resume``, one Dask task per file, outputs read back in
+input order), and the drivers each command branches into. See ``docs/scale.md``."""
 
 from __future__ import annotations
 
@@ -9,21 +10,26 @@ import contextlib
 import functools
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..geometry import LamValueError
 
-__all__ = ["add_cluster_options", "run_compact", "run_substitute", "wants_cluster"]
+__all__ = ["DaskSteps", "FileRun", "add_cluster_options", "file_run", "map_files", "probe_steps", "refuse_serial_only",
+           "run_compact", "run_substitute", "wants_cluster"]
 
 
-def add_cluster_options(p: argparse.ArgumentParser, *, resume: bool = True, scope: bool = False) -> None:
-    """``--workers N``, ``--scheduler ADDRESS`` and ``--tile`` (plus ``--resume``/``--scope``)."""
+def add_cluster_options(p: argparse.ArgumentParser, *, resume: bool = True, scope: bool = False,
+                        tile: bool = True) -> None:
+    """``--workers N``, ``--scheduler ADDRESS`` (plus ``--tile``, ``--resume``, ``--scope``)."""
     g = p.add_argument_group("distributed (Dask)")
     g.add_argument("--workers", type=int, metavar="N", help="run on a local Dask cluster of N worker processes")
     g.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://host:8786)")
-    g.add_argument("--tile", type=int, default=4096, metavar="ROWS",
-                   help="rows per tile of the corpus-scope greedy (default 4096)")
+    if tile:
+        g.add_argument("--tile", type=int, default=4096, metavar="ROWS",
+                       help="rows per tile of the corpus-scope greedy (default 4096)")
     if resume:
         g.add_argument("--resume", metavar="DIR", help="keep per-file outputs in DIR; a rerun skips finished files")
     if scope:
@@ -35,6 +41,22 @@ def wants_cluster(args: argparse.Namespace) -> bool:
     """Whether the command should take the Dask branch."""
     return (getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
             or getattr(args, "resume", None) is not None or getattr(args, "scope", "trajectory") == "corpus")
+
+
+def refuse_serial_only(args: argparse.Namespace, options: list[tuple[str, Any]]) -> None:
+    """One line (exit 2) for the first serial-only option given together with the Dask options.
+
+    Args:
+        args: the parsed arguments (for the wording: ``--resume`` alone also takes the Dask branch).
+        options: ``(flag as shown, given)`` pairs.
+
+    Raises:
+        LamValueError: naming the option.
+    """
+    ours = "--workers/--scheduler" + ("/--resume" if hasattr(args, "resume") else "")
+    for flag, given in options:
+        if given:
+            raise LamValueError(f"{flag} runs serially only; drop it or drop {ours}")
 
 
 @contextlib.contextmanager
@@ -52,12 +74,98 @@ def _run_dir(resume: str | None):
         yield d
 
 
+@dataclass
+class FileRun:
+    """A per-file Dask run of one command: its input files (the serial command's order), the run
+    folder, the failures so far (in input order) and where the table goes."""
+
+    command: str
+    files: list[tuple[str, str]]
+    run_dir: str
+    out: TextIO
+    failures: list[dict[str, str]] = field(default_factory=list)
+    resumed: int = 0
+    computed: int = 0
+
+    def fail(self, failure: dict[str, str]) -> None:
+        """Record and print one failure (``lam-ref COMMAND: failed: ...``, as the serial command)."""
+        print(f"lam-ref {self.command}: failed: {failure['error']}", file=sys.stderr)
+        self.failures.append(failure)
+
+    def records(self, errors: dict[int, str]) -> Iterator[tuple[int, str, dict[str, Any] | None]]:
+        """``(index, path, output)`` of every file in input order, recording its failures as they
+        come (a file without output fails with its task's error); ``output`` is ``None`` then."""
+        from .trajectories import _failure, read_file_output
+
+        for k, (path, _) in enumerate(self.files):
+            rec = read_file_output(self.run_dir, k, path)
+            if rec is None:
+                self.fail(_failure(path, errors.get(k, "no output was produced")))
+            else:
+                for f in rec["failures"]:
+                    self.fail(f)
+            yield k, path, rec
+
+    def where(self, spec: Any) -> str:
+        """Where the run ran and how much of it was resumed, for the summary line."""
+        return f"{_where(spec)}; {self.resumed} resumed, {self.computed} computed"
+
+    def describe(self, spec: Any) -> dict[str, Any]:
+        """The report's ``distributed`` key (without digests)."""
+        return {**spec.describe(), "files": len(self.files), "resumed": self.resumed, "computed": self.computed}
+
+
+@contextlib.contextmanager
+def file_run(args: argparse.Namespace, command: str, settings: dict[str, Any]) -> Iterator[FileRun]:
+    """The prologue every per-file Dask run shares: list the inputs as the serial command does
+    (a path argument that fails is a failure, the others go on), open the run folder (a temporary
+    one, or ``--resume DIR`` checked against ``settings``)."""
+    from .trajectories import check_resume_dir, input_files
+
+    out = sys.stderr if getattr(args, "json", None) == "-" else sys.stdout
+    files, arg_failures = input_files(args.paths, args.format)
+    with _run_dir(getattr(args, "resume", None)) as run_dir:
+        run = FileRun(command, files, run_dir, out)
+        for f in arg_failures:
+            run.fail(f)
+        if getattr(args, "resume", None) is not None:
+            check_resume_dir(run_dir, settings, files)
+        yield run
+
+
+def map_files(run: FileRun, spec: Any, fn: Callable[..., Any], *, show: bool, desc: str, client: Any = None,
+              reuse: Callable[[dict[str, Any]], bool] | None = None, kind: str = "files",
+              only: set[int] | None = None) -> dict[int, str]:
+    """Run ``fn(index, path, id)`` — a per-file task that writes ``<kind>/<index>.json`` — for every
+    file (of ``only``, when given) without a finished output (``reuse(output)`` false: recomputed
+    too), as a Dask bag of one partition per file in input order. A cluster is started only when
+    there is work (on ``client`` when given). The first pass (``kind="files"``) sets the run's
+    resumed and computed counts. Returns ``{index: error}`` for the tasks that failed outright."""
+    from .trajectories import read_file_output
+
+    todo = []
+    for k, (p, t) in enumerate(run.files):
+        if only is not None and k not in only:
+            continue
+        rec = read_file_output(run.run_dir, k, p, kind)
+        if rec is None or (reuse is not None and not reuse(rec)):
+            todo.append((k, p, t))
+    if kind == "files":
+        run.resumed, run.computed = len(run.files) - len(todo), len(todo)
+    if not todo:
+        return {}
+    if client is not None:
+        return _collect(client, _submit_files(client, fn, todo), todo, spec, show, desc)
+    from .cluster import cluster_client
+
+    with cluster_client(spec) as c:
+        return _collect(c, _submit_files(c, fn, todo), todo, spec, show, desc)
+
+
 def _submit_files(client: Any, fn: Any, items: list[tuple[int, str, str]]) -> list[Any]:
     """A Dask bag over the files (one partition per file, in order) mapped with ``fn``."""
     import dask.bag as db
 
-    if not items:
-        return []
     bag = db.from_sequence(items, partition_size=1).map(lambda it: fn(*it))
     return client.compute(bag.to_delayed())
 
@@ -96,60 +204,29 @@ def _settings(args: argparse.Namespace, config: Any, scope: str) -> dict[str, An
 def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
     from ..commands._common import table, write_json
     from ..commands._compact_report import TABLE_HEADER, ResidualWriter, _pct, display_ids, table_row
-    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
     from ..text.pipeline import summarize
-    from .cluster import cluster_client
-    from .trajectories import check_resume_dir, corpus_digest, input_files, read_file_output
+    from .trajectories import corpus_digest, file_digest
 
-    quiet = args.json == "-"
-    out = sys.stderr if quiet else sys.stdout
-    files, arg_failures = input_files(args.paths, args.format)
-    for f in arg_failures:
-        print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
-    with _run_dir(args.resume) as run_dir:
-        if args.resume is not None:
-            check_resume_dir(run_dir, _settings(args, config, "trajectory"), files)
+    with file_run(args, "compact", _settings(args, config, "trajectory")) as run:
         _hash_note(args)
-        todo = [(k, p, t) for k, (p, t) in enumerate(files) if read_file_output(run_dir, k, p) is None]
-        resumed = len(files) - len(todo)
-        errors: dict[int, str] = {}
-        if todo:
-            fn = functools.partial(_compact_item, fmt=args.format, encoder=args.encoder, device=args.device,
-                                   config=config, run_dir=run_dir, check=bool(args.check),
-                                   residuals=bool(args.residual_dir))
-            with cluster_client(spec) as client:
-                futs = _submit_files(client, fn, todo)
-                errors = _collect(client, futs, todo, spec, not args.no_progress, "files")
+        fn = functools.partial(_compact_item, fmt=args.format, encoder=args.encoder, device=args.device,
+                               config=config, run_dir=run.run_dir, check=bool(args.check),
+                               residuals=bool(args.residual_dir))
+        errors = map_files(run, spec, fn, show=not args.no_progress, desc="files")
         summaries: list[dict[str, Any]] = []
-        failures: list[dict[str, str]] = list(arg_failures)
         problems: list[str] = []
         file_digests: list[str] = []
         writer = ResidualWriter(args.residual_dir) if args.residual_dir else None
-        for k, (path, _) in enumerate(files):
-            rec = read_file_output(run_dir, k, path)
+        for k, _path, rec in run.records(errors):
             if rec is None:
-                from .trajectories import _failure, file_digest
-
-                fail = _failure(path, errors.get(k, "no output was produced"))
-                print(f"lam-ref compact: failed: {fail['error']}", file=sys.stderr)
-                failures.append(fail)
-                file_digests.append(file_digest([], [fail]))
+                file_digests.append(file_digest([], run.failures[-1:]))
                 continue
-            for f in rec["failures"]:
-                print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
             summaries.extend(rec["summaries"])
-            failures.extend(rec["failures"])
             problems.extend(rec["problems"])
             file_digests.append(rec["digest"])
             if writer is not None:
-                stage = Path(run_dir) / "stage" / f"{k:07d}"
-                for s, j in zip(rec["summaries"], rec["staged"]):
-                    name = writer.name_for(str(s["id"]))
-                    writer.directory.mkdir(parents=True, exist_ok=True)
-                    for suffix in (RESIDUAL_SUFFIX, AUDIT_SUFFIX):
-                        _copy_atomic(stage / f"{j}{suffix}", writer.directory / f"{name}{suffix}")
-                    writer.written[name] = {"id": s["id"], "path": s["path"], "residual": f"{name}{RESIDUAL_SUFFIX}",
-                                            "audit": f"{name}{AUDIT_SUFFIX}"}
+                _place_residuals(writer, Path(run.run_dir) / "stage" / f"{k:07d}", rec["summaries"], rec["staged"])
+    failures, out = run.failures, run.out
     total = summarize(summaries, config) if summaries else None
     cdig = corpus_digest(file_digests)
     if summaries:
@@ -159,8 +236,7 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
         print(f"encoder {summaries[0]['encoder']}, threshold t={config.threshold} (δ={config.delta:.4f}), layers "
               f"{total['layers']}; removal net {_pct(total['removal_net'])}, gross {_pct(total['removal_gross'])}; "
               f"map digest {total['map_digest']}", file=out)
-    print(f"corpus digest {cdig} over {len(files)} files ({_where(spec)}; {resumed} resumed, {len(todo)} computed)",
-          file=out)
+    print(f"corpus digest {cdig} over {len(run.files)} files ({run.where(spec)})", file=out)
     if failures:
         print(f"lam-ref compact: {len(failures)} of {len(failures) + len(summaries)} inputs failed", file=sys.stderr)
     for prob in problems:
@@ -173,8 +249,7 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
             "total": total,
             "failures": failures,
             "checks": {"run": bool(args.check), "problems": problems},
-            "distributed": {**spec.describe(), "files": len(files), "resumed": resumed, "computed": len(todo),
-                            "file_digests": file_digests, "corpus_digest": cdig},
+            "distributed": {**run.describe(spec), "file_digests": file_digests, "corpus_digest": cdig},
         }
         if writer is not None:
             report["residual_files"] = writer.written
@@ -185,10 +260,83 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
     return 1 if (failures or problems) else 0
 
 
+def _place_residuals(writer: Any, stage: Path, summaries: list[dict[str, Any]], staged: list[int]) -> list[str]:
+    """Give a file's staged residual and audit files their final names (``safe_name(id)``, ``~2``
+    for a repeated id, as the serial command), in input order; the names given."""
+    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+
+    names = []
+    for s, j in zip(summaries, staged):
+        name = writer.name_for(str(s["id"]))
+        writer.directory.mkdir(parents=True, exist_ok=True)
+        for suffix in (RESIDUAL_SUFFIX, AUDIT_SUFFIX):
+            _copy_atomic(stage / f"{j}{suffix}", writer.directory / f"{name}{suffix}")
+        writer.written[name] = {"id": s["id"], "path": s["path"], "residual": f"{name}{RESIDUAL_SUFFIX}",
+                                "audit": f"{name}{AUDIT_SUFFIX}"}
+        names.append(name)
+    return names
+
+
+class DaskSteps:
+    """The steps of :func:`lam_ref.determinism.probe` as Dask tasks (``lam-ref determinism probe
+    --workers N``): the encoder's description, one encoding per batch size, one jitter per batch
+    size, one greedy per (batch size, threshold), each the serial step function. The cluster
+    starts at the first step, after the probe has checked its arguments and chunked its input."""
+
+    def __init__(self, spec: Any, *, show: bool) -> None:
+        self.spec, self.show = spec, show
+        self._stack = contextlib.ExitStack()
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from .cluster import cluster_client
+
+            self._client = self._stack.enter_context(cluster_client(self.spec))
+        return self._client
+
+    def share(self, obj: Any) -> Any:
+        """``obj`` sent to the cluster once (the windows' texts), for many tasks."""
+        return self.client.scatter([obj], hash=False)[0]
+
+    def submit(self, fn: Callable[..., Any], *args: Any, label: str | None = None) -> Any:
+        return self.client.submit(fn, *args, pure=False)
+
+    def gather(self, handles: list[Any]) -> list[Any]:
+        """The results in submission order; the first task error is raised as it was raised."""
+        from .cluster import wait_with_progress
+
+        for _ in wait_with_progress(self.client, list(handles), self.spec, show=self.show, desc="probe steps"):
+            pass
+        return self.client.gather(list(handles))
+
+    def describe(self) -> dict[str, Any]:
+        return self.spec.describe()
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+def probe_steps(args: argparse.Namespace) -> DaskSteps | None:
+    """The probe's Dask steps for ``--workers``/``--scheduler`` (``None``: run here)."""
+    if not wants_cluster(args):
+        return None
+    from .cluster import ClusterSpec
+
+    return DaskSteps(ClusterSpec(args.workers, args.scheduler), show=not args.no_progress)
+
+
 def _compact_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir, check, residuals):
     from .trajectories import compact_file
 
     return compact_file(index, path, tid, fmt, encoder, device, config, run_dir, check, residuals)
+
+
+def _residual_item(index: int, path: str, tid: str, *, fmt, config, run_dir, check):
+    from .trajectories import residual_file
+
+    return residual_file(index, path, tid, fmt, config, run_dir, check)
 
 
 def _encode_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir):
@@ -222,62 +370,46 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     from .cluster import cluster_client, wait_with_progress
     from .greedy import corpus_greedy
     from .shards import ShardError, ShardSet
-    from .trajectories import _failure, check_resume_dir, input_files, read_file_output
 
-    if args.residual_dir:
-        raise LamValueError("--residual-dir is not available with --scope corpus (the corpus scope reports the map and digests)")
     if args.both_orders or config.layers[0] != "l1":
         raise LamValueError(f"--scope corpus runs L1 over the original windows; --layers must start with l1 and "
                             f"--both-orders is not available (got --layers {','.join(config.layers)})")
     tile = validate_positive_int(args.tile, "--tile")
-    quiet = args.json == "-"
-    out = sys.stderr if quiet else sys.stdout
-    files, arg_failures = input_files(args.paths, args.format)
-    for f in arg_failures:
-        print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
-    with _run_dir(args.resume) as run_dir:
-        if args.resume is not None:
-            check_resume_dir(run_dir, _settings(args, config, "corpus"), files)
+
+    def reuse(rec: dict[str, Any]) -> bool:  # a finished file whose shard fails its checksum is recomputed
+        try:
+            ShardSet.create(Path(run.run_dir) / "shards", [rec["shard"]], rec["dim"]).open(0)
+            return True
+        except ShardError as exc:
+            print(f"lam-ref compact: recomputing: {exc}", file=sys.stderr)
+            return False
+
+    with file_run(args, "compact", _settings(args, config, "corpus")) as run, cluster_client(spec) as client:
         _hash_note(args)
-        todo = []
-        for k, (p, t) in enumerate(files):
-            rec = read_file_output(run_dir, k, p)
-            if rec is not None:
-                try:
-                    ShardSet.create(Path(run_dir) / "shards", [rec["shard"]], rec["dim"]).open(0)
-                    continue
-                except ShardError as exc:
-                    print(f"lam-ref compact: recomputing: {exc}", file=sys.stderr)
-            todo.append((k, p, t))
-        resumed = len(files) - len(todo)
-        with cluster_client(spec) as client:
-            errors: dict[int, str] = {}
-            if todo:
-                fn = functools.partial(_encode_item, fmt=args.format, encoder=args.encoder, device=args.device,
-                                       config=config, run_dir=run_dir)
-                errors = _collect(client, _submit_files(client, fn, todo), todo, spec, not args.no_progress, "encode")
-            trajs: list[dict[str, Any]] = []
-            failures = list(arg_failures)
-            entries, dim, encoder_info = [], None, {"name": args.encoder}
-            for k, (path, _) in enumerate(files):
-                rec = read_file_output(run_dir, k, path)
-                if rec is None:
-                    failures.append(_failure(path, errors.get(k, "no output was produced")))
-                    print(f"lam-ref compact: failed: {failures[-1]['error']}", file=sys.stderr)
-                    continue
-                for f in rec["failures"]:
-                    print(f"lam-ref compact: failed: {f['error']}", file=sys.stderr)
-                failures.extend(rec["failures"])
-                trajs.extend(rec["trajectories"])
-                dim, encoder_info = rec["dim"], rec["encoder"]
-                if rec["shard"]["rows"]:
-                    entries.append(rec["shard"])
-            shards = ShardSet.create(Path(run_dir) / "shards", entries, dim or 1)
-            mode = "exhaustive" if config.exhaustive else "banded"
-            res = corpus_greedy(client, shards, config.threshold, mode=mode, tile=tile,
-                                settings=BandSettings(config.r, config.rel), work_dir=run_dir,
-                                progress=lambda futs, desc: wait_with_progress(client, futs, spec, show=not args.no_progress,
-                                                                               desc=desc))
+        fn = functools.partial(_encode_item, fmt=args.format, encoder=args.encoder, device=args.device,
+                               config=config, run_dir=run.run_dir)
+        errors = map_files(run, spec, fn, show=not args.no_progress, desc="encode", client=client, reuse=reuse)
+        trajs: list[dict[str, Any]] = []
+        entries, dim, encoder_info = [], None, {"name": args.encoder}
+        first_rows: dict[int, int] = {}  # file index -> global row of its first window
+        rows = 0
+        for k, _path, rec in run.records(errors):
+            if rec is None:
+                continue
+            first_rows[k] = rows
+            rows += sum(tr["chunks"] for tr in rec["trajectories"])
+            trajs.extend(rec["trajectories"])
+            dim, encoder_info = rec["dim"], rec["encoder"]
+            if rec["shard"]["rows"]:
+                entries.append(rec["shard"])
+        shards = ShardSet.create(Path(run.run_dir) / "shards", entries, dim or 1)
+        mode = "exhaustive" if config.exhaustive else "banded"
+        res = corpus_greedy(client, shards, config.threshold, mode=mode, tile=tile,
+                            settings=BandSettings(config.r, config.rel), work_dir=run.run_dir,
+                            progress=lambda futs, desc: wait_with_progress(client, futs, spec, show=not args.no_progress,
+                                                                           desc=desc))
+        residuals = _corpus_residuals(args, config, spec, client, run, res, first_rows) if args.residual_dir else None
+    failures, out = run.failures, run.out
     start = 0
     for tr in trajs:
         pi = res.pi[start : start + tr["chunks"]]
@@ -293,19 +425,91 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     print(table(rows, ["trajectory", "chunks", "kept", "merged into earlier trajectories"]), file=out)
     print(f"corpus scope ({res.mode}): {res.n} windows, {res.kept_count} kept, δ̂ {res.delta_hat:.4f} <= δ "
           f"{res.delta:.4f}; deletion digest {res.deletion_digest}, map digest {res.map_digest} "
-          f"({_where(spec)}; {resumed} files resumed, {len(todo)} encoded)", file=out)
+          f"({_where(spec)}; {run.resumed} files resumed, {run.computed} encoded)", file=out)
+    problems = [] if res.delta_hat <= res.delta or not args.check else \
+        [f"corpus scope: δ̂ = {res.delta_hat!r} exceeds δ = {res.delta!r}"]
+    if residuals is not None:
+        by_key = {(tr["id"], tr["path"], tr["first_row"]): tr for tr in trajs}
+        for e in residuals["summaries"]:
+            by_key[(e["id"], e["path"], e["first_row"])].update({k: v for k, v in e.items() if k not in ("id", "path")})
+        problems += residuals["problems"]
+        tot = residuals["total"]
+        print(f"residuals: {len(residuals['written'])} trajectories written to {args.residual_dir}; removal net "
+              f"{tot['removal_net']:.2%}, gross {tot['removal_gross']:.2%} of {tot['tokens_original']} tokens "
+              f"(L1 over the corpus, then {'L0 within each trajectory' if 'l0' in config.layers else 'no L0'})",
+              file=out)
     if failures:
         print(f"lam-ref compact: {len(failures)} of {len(failures) + len(trajs)} inputs failed", file=sys.stderr)
+    for prob in problems:
+        print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
     if args.json:
         summary = res.to_json()
         report = {"config": config.to_json(), "encoder": encoder_info, "scope": "corpus", "trajectories": trajs,
-                  "total": summary, "failures": failures,
-                  "distributed": {**spec.describe(), "files": len(files), "resumed": resumed, "computed": len(todo)}}
+                  "total": summary, "failures": failures, "checks": {"run": bool(args.check), "problems": problems},
+                  "distributed": run.describe(spec)}
+        if residuals is not None:
+            report["residual_total"] = residuals["total"]
+            report["residual_files"] = residuals["written"]
         write_json(report, args.json)
     if not trajs and not failures:
         print("lam-ref compact: no trajectories found", file=sys.stderr)
         return 1
-    return 1 if failures else 0
+    return 1 if (failures or problems) else 0
+
+
+def _corpus_residuals(args: argparse.Namespace, config: Any, spec: Any, client: Any, run: FileRun, res: Any,
+                      first_rows: dict[int, int]) -> dict[str, Any]:
+    """The corpus scope's second pass (``--residual-dir``): the global map and each file's first row
+    are saved in the run folder, one task per file writes its trajectories' residuals and audit
+    stores (:func:`lam_ref.distributed.trajectories.residual_file`), and the driver names them in
+    input order as the per-trajectory scope does."""
+    import numpy as np
+
+    from .._io import atomic_write
+    from ..commands._compact_report import ResidualWriter
+    from ..metrics import corpus_removal
+    from .trajectories import MAP_DIR, _failure, read_file_output
+
+    mdir = Path(run.run_dir) / MAP_DIR
+    mdir.mkdir(exist_ok=True)
+    starts = np.full(len(run.files), -1, np.int64)
+    for k, row in first_rows.items():
+        starts[k] = row
+    for name, arr in (("pi", res.pi), ("distances", res.distances), ("first_rows", starts)):
+        atomic_write(mdir / f"{name}.npy", lambda fh, a=arr: np.save(fh, np.ascontiguousarray(a)))
+    fn = functools.partial(_residual_item, fmt=args.format, config=config, run_dir=run.run_dir, check=bool(args.check))
+    errors = map_files(run, spec, fn, show=not args.no_progress, desc="residuals", client=client, kind="residuals",
+                       only=set(first_rows))
+    writer = ResidualWriter(args.residual_dir)
+    summaries, problems = [], []
+    for k, (path, _) in enumerate(run.files):
+        if k not in first_rows:
+            continue
+        rec = read_file_output(run.run_dir, k, path, "residuals")
+        if rec is None:
+            run.fail(_failure(path, "residuals: " + errors.get(k, "no output was produced")))
+            continue
+        for f in rec["failures"]:
+            run.fail(f)
+        row = first_rows[k]
+        first = read_file_output(run.run_dir, k, path)
+        starts_of = {}
+        for tr in first["trajectories"] if first is not None else []:
+            starts_of.setdefault((tr["id"], tr["path"]), row)
+            row += tr["chunks"]
+        for e in rec["summaries"]:
+            e["first_row"] = starts_of[(e["id"], e["path"])]
+        names = _place_residuals(writer, Path(run.run_dir) / "stage" / f"{k:07d}", rec["summaries"], rec["staged"])
+        for e, name in zip(rec["summaries"], names):
+            e["residual"] = name
+        summaries.extend(rec["summaries"])
+        problems.extend(rec["problems"])
+    rem = corpus_removal([e["tokens_original"] for e in summaries], [e["tokens_residual_net"] for e in summaries],
+                         [e["tokens_residual_gross"] for e in summaries])
+    total = {"trajectories": len(summaries), "tokens_original": rem.original_tokens,
+             "tokens_residual_net": rem.residual_tokens, "tokens_residual_gross": rem.residual_tokens_without_stubs,
+             "removal_net": rem.net, "removal_gross": rem.gross}
+    return {"summaries": summaries, "problems": problems, "written": writer.written, "total": total}
 
 
 def _arange(n: int):

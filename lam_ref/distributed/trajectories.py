@@ -1,9 +1,10 @@
-"""Per-file tasks over a corpus: compaction of each trajectory (per-trajectory scope) or its
-encoding into an embedding shard (corpus scope), with atomic outputs and ``--resume``.
+"""Per-file tasks over a corpus: compaction of each trajectory (per-trajectory scope), its
+encoding into an embedding shard (corpus scope), or its contribution to a threshold sweep, with
+atomic outputs and ``--resume``.
 
 Each task runs the unchanged serial code (:func:`lam_ref.text.loaders.load_file`,
-:func:`lam_ref.text.pipeline.compact_trajectory` / :func:`~lam_ref.text.pipeline.encode_chunks`)
-on one input file and writes ``files/<index>.json`` (and, for the corpus scope, the file's
+:func:`lam_ref.text.pipeline.compact_trajectory` / :func:`~lam_ref.text.pipeline.encode_chunks` /
+:func:`lam_ref.commands.sweep.measure_trajectory`, whose task lives with the command) on one input file and writes ``files/<index>.json`` (and, for the corpus scope, the file's
 embedding shard) into the run folder by temporary file + rename: a task that is retried after a
 lost worker overwrites an identical file, and a resumed run skips every file whose output exists.
 The encoder is loaded once per worker process (``get_encoder`` is cached per process).
@@ -35,7 +36,10 @@ __all__ = [
     "encode_file",
     "file_digest",
     "input_files",
+    "load_for_task",
     "read_file_output",
+    "residual_file",
+    "write_file_output",
 ]
 
 SETTINGS_FILE = "settings.json"
@@ -101,7 +105,8 @@ def _failure(path: str, problem: str) -> dict[str, str]:
     return LoadFailure(TrajectoryFormatError(path, "$", problem)).to_json()
 
 
-def _load(path: str, tid: str, fmt: str | None) -> tuple[list[Any], list[dict[str, str]]]:
+def load_for_task(path: str, tid: str, fmt: str | None) -> tuple[list[Any], list[dict[str, str]]]:
+    """The trajectories of one input file with the serial loader, and its load failures (as JSON)."""
     from ..text.loaders import LoadFailure, MalformedEvidenceWarning, load_file
     from ..text.records import TrajectoryFormatError
 
@@ -115,8 +120,29 @@ def _load(path: str, tid: str, fmt: str | None) -> tuple[list[Any], list[dict[st
             return [], [_failure(path, f"cannot be read: {exc.strerror or exc}")]
 
 
-def _output(run_dir: str, index: int) -> Path:
-    return Path(run_dir) / "files" / f"{index:07d}.json"
+def _output(run_dir: str, index: int, kind: str = "files") -> Path:
+    return Path(run_dir) / kind / f"{index:07d}.json"
+
+
+def write_file_output(run_dir: str, record: dict[str, Any], kind: str = "files") -> None:
+    """Write one file's output (``record["index"]``, ``record["path"]`` and the task's data) to
+    ``<kind>/<index>.json`` by temporary file + rename (a retried task writes the same bytes);
+    ``kind`` names the pass (``files``; ``residuals`` for the corpus scope's second pass)."""
+    atomic_write_text(_output(run_dir, record["index"], kind), json.dumps(record))
+
+
+def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool) -> list[str]:
+    """Write trajectory ``k`` of file ``index``'s residual and audit store under ``stage/<index>/``
+    (named by the driver later); with ``check``, the problems found reading them back."""
+    from ..commands._common import write_jsonl
+    from ..commands._compact_report import check_written
+    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+
+    stage = Path(run_dir) / "stage" / f"{index:07d}"
+    stage.mkdir(parents=True, exist_ok=True)
+    write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
+    apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
+    return check_written(apath, res) if check else []
 
 
 def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
@@ -127,13 +153,11 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
     residual and audit files (``residuals=True``) are staged under ``stage/<index>/`` and moved
     to their final names (which depend on all ids before them) by the driver.
     """
-    from ..commands._common import write_jsonl
-    from ..commands._compact_report import check_result, check_written
-    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+    from ..commands._compact_report import check_result
     from ..text.encoders import get_encoder
     from ..text.pipeline import compact_trajectory, result_summary
 
-    trajs, failures = _load(path, tid, fmt)
+    trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device) if trajs and config.uses_encoder else None
     summaries, problems, staged = [], [], []
     for k, traj in enumerate(trajs):
@@ -145,17 +169,12 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
         if check:
             problems.extend(check_result(res))
         if residuals:
-            stage = Path(run_dir) / "stage" / f"{index:07d}"
-            stage.mkdir(parents=True, exist_ok=True)
-            write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
-            apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
-            if check:
-                problems.extend(check_written(apath, res))
+            problems.extend(_stage_residual(run_dir, index, k, res, check))
             staged.append(k)
         summaries.append(result_summary(res))
     record = {"index": index, "path": path, "summaries": summaries, "failures": failures, "problems": problems,
               "staged": staged, "digest": file_digest(summaries, failures)}
-    atomic_write_text(_output(run_dir, index), json.dumps(record))
+    write_file_output(run_dir, record)
     return {"index": index, "digest": record["digest"], "trajectories": len(summaries), "failed": len(failures),
             "pid": os.getpid()}
 
@@ -171,7 +190,7 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
     from ..text.pipeline import encode_chunks
     from .shards import write_shard
 
-    trajs, failures = _load(path, tid, fmt)
+    trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device)
     tok = get_tokenizer(config.tokenizer)
     blocks, entries = [], []
@@ -190,13 +209,62 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
     shard = write_shard(Path(run_dir) / "shards" / f"{index:07d}.npy", emb)
     record = {"index": index, "path": path, "trajectories": entries, "failures": failures, "shard": shard,
               "dim": encoder.dim, "encoder": encoder.describe()}
-    atomic_write_text(_output(run_dir, index), json.dumps(record))
+    write_file_output(run_dir, record)
     return {"index": index, "rows": shard["rows"], "failed": len(failures), "pid": os.getpid()}
 
 
-def read_file_output(run_dir: str, index: int, path: str) -> dict[str, Any] | None:
-    """The finished output of file ``index`` (``None`` if absent, unreadable or for another path)."""
-    p = _output(run_dir, index)
+MAP_DIR = "map"
+
+
+def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any, run_dir: str,
+                  check: bool) -> dict[str, Any]:
+    """The corpus scope's second pass over one file (``--residual-dir``): each trajectory the first
+    pass encoded gets its residual and audit store from the corpus map
+    (:func:`lam_ref.text.pipeline.residual_from_map`, global rows from ``map/first_rows.npy``),
+    staged under ``stage/<index>/`` for the driver to name; ``residuals/<index>.json`` is written
+    last. With ``check`` the staged files are read back and must restore every original record."""
+    import numpy as np
+
+    from ..text.pipeline import residual_from_map
+
+    first = read_file_output(run_dir, index, path)
+    if first is None:
+        raise LamValueError(f"{path}: the encoding pass left no output in the run folder")
+    mdir = Path(run_dir) / MAP_DIR
+    pi = np.load(mdir / "pi.npy", mmap_mode="r")
+    dist = np.load(mdir / "distances.npy", mmap_mode="r")
+    row = int(np.load(mdir / "first_rows.npy", mmap_mode="r")[index])
+    trajs, _ = load_for_task(path, tid, fmt)  # load failures were reported by the first pass
+    encoded = list(first["trajectories"])
+    entries, staged, problems, failures = [], [], [], []
+    for k, traj in enumerate(trajs):
+        if not encoded or (traj.id, traj.path) != (encoded[0]["id"], encoded[0]["path"]):
+            continue  # its encoding failed in the first pass (a failure there)
+        want = encoded.pop(0)
+        try:
+            res = residual_from_map(traj, config, row, pi, dist)
+            if res.chunks != want["chunks"]:
+                raise LamValueError(f"{res.chunks} windows, the encoding pass had {want['chunks']}")
+        except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch
+            failures.append(_failure(traj.path, f"residual failed: {type(exc).__name__}: {exc}"))
+            row += want["chunks"]
+            continue
+        row += res.chunks
+        problems.extend(_stage_residual(run_dir, index, k, res, check))
+        staged.append(k)
+        entries.append({"id": traj.id, "path": traj.path, "tokens_original": res.tokens_original,
+                        "tokens_residual_net": res.tokens_residual_net,
+                        "tokens_residual_gross": res.tokens_residual_gross, "l1_stubs": res.l1_stubs,
+                        "l0_stubs": res.l0_stubs})
+    write_file_output(run_dir, {"index": index, "path": path, "summaries": entries, "staged": staged,
+                                "problems": problems, "failures": failures}, kind="residuals")
+    return {"index": index, "trajectories": len(entries), "pid": os.getpid()}
+
+
+def read_file_output(run_dir: str, index: int, path: str, kind: str = "files") -> dict[str, Any] | None:
+    """The finished output of file ``index`` in pass ``kind`` (``None`` if absent, unreadable or
+    for another path)."""
+    p = _output(run_dir, index, kind)
     try:
         rec = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -30,6 +30,7 @@ arithmetic comes from :mod:`lam_ref.metrics` (see :func:`summarize`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -57,11 +58,13 @@ __all__ = [
     "CompactionResult",
     "Encoded",
     "L1Pass",
+    "MappedResidual",
     "compact_paths",
     "compact_trajectory",
     "encode_chunks",
     "l1_pass",
     "l1_residual",
+    "residual_from_map",
     "result_summary",
     "strip_stub_lines",
     "summarize",
@@ -497,13 +500,7 @@ def compact_trajectory(
     timings["tokens"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    audit = AuditStore.for_records(traj.id, [r.text for r in traj.records],
-                                   meta=[(r.role, r.turn, r.source, r.name) for r in traj.records])
-    residual = [r.text for r in traj.records]
-    for k, rec in enumerate(obs_idx):
-        residual[rec] = stage.texts[k]
-        for layer_name, patches in stage.patches[k]:
-            audit.add(rec, layer_name, patches)
+    residual, audit = _residual_and_audit(traj, stage)
     timings["audit"] = time.perf_counter() - t0
 
     if main_enc is None:
@@ -542,6 +539,71 @@ def compact_trajectory(
         timings=timings,
         l2=l2,
     )
+
+
+def _residual_and_audit(traj: Trajectory, stage: _Stage) -> tuple[list[str], AuditStore]:
+    """Every record's residual text and the audit store of a finished stage (SPEC §8)."""
+    audit = AuditStore.for_records(traj.id, [r.text for r in traj.records],
+                                   meta=[(r.role, r.turn, r.source, r.name) for r in traj.records])
+    residual = [r.text for r in traj.records]
+    for k, rec in enumerate(traj.observation_indices):
+        residual[rec] = stage.texts[k]
+        for layer_name, patches in stage.patches[k]:
+            audit.add(rec, layer_name, patches)
+    return residual, audit
+
+
+@dataclass(frozen=True)
+class MappedResidual:
+    """One trajectory compacted with L1 decisions taken over the whole corpus (``--scope corpus``)."""
+
+    trajectory: Trajectory
+    residual_texts: list[str]
+    audit: AuditStore
+    chunks: int
+    tokens_original: int
+    tokens_residual_net: int
+    tokens_residual_gross: int
+    l1_stubs: int
+    l0_stubs: int
+
+    def residual_records(self) -> list[Record]:
+        return [Record(r.role, t, r.turn, r.source, r.name) for r, t in zip(self.trajectory.records, self.residual_texts)]
+
+
+def residual_from_map(traj: Trajectory, config: CompactionConfig, first_row: int, pi: Any, distances: Any) -> MappedResidual:
+    """The residual and audit store of one trajectory whose L1 decisions come from a corpus-wide map.
+
+    The windows are cut as :func:`compact_trajectory` cuts them (SPEC §3; nothing is encoded); window
+    ``i`` is global row ``first_row + i`` of ``pi``/``distances`` (the corpus scope's manifest order)
+    and is dropped iff ``pi[first_row + i] != first_row + i``. Its stub names the two **global** ids
+    (the representative may lie in an earlier trajectory); the audit store holds the dropped bytes, so
+    ``lam-ref restore`` needs nothing but this trajectory's files. Then L0 runs within the trajectory
+    when ``config.layers`` is ``("l1", "l0")``, as in the per-trajectory scope.
+
+    Raises:
+        LamValueError: the layers do not start with L1, or the windows do not fit the map.
+    """
+    if not config.layers or config.layers[0] != "l1":
+        raise LamValueError(f"layers must start with l1 for a corpus-wide map, got {config.layers!r}")
+    tok = get_tokenizer(config.tokenizer)
+    obs_idx = traj.observation_indices
+    originals = [traj.records[i].text for i in obs_idx]
+    chunks = chunk_records([(i, traj.records[i].turn, t) for i, t in zip(obs_idx, originals)], tok, config.window)
+    if first_row < 0 or first_row + len(chunks) > len(pi):
+        raise LamValueError(f"trajectory {traj.id!r}: {len(chunks)} windows from row {first_row} do not fit a map of "
+                            f"{len(pi)} rows")
+    shifted = [dataclasses.replace(c, id=c.id + first_row) for c in chunks]
+    enc = Encoded(shifted, np.zeros((len(chunks), 0), np.float32), 0, 0.0, 0.0)
+    stage = _run_l1(_Stage(list(originals), [[] for _ in originals]), obs_idx, enc,
+                    L1Pass(pi, distances, 0, 0))  # the corpus arrays, indexed by global id
+    if "l0" in config.layers:
+        stage = _run_l0(stage, obs_idx, config.l0_net_positive)
+    orig_counts = tok.count_many(originals)
+    net, gross = _count(tok, stage, originals, orig_counts)
+    residual, audit = _residual_and_audit(traj, stage)
+    return MappedResidual(traj, residual, audit, len(chunks), sum(orig_counts), net, gross, stage.l1_stubs,
+                          stage.l0_stubs)
 
 
 # ----------------------------------------------------------------------------------------------
