@@ -159,7 +159,8 @@ class TokenRule:
         if not new:
             return
         counts = list(self._count([t.decode("utf-8", "surrogatepass") for t in new]))
-        if len(counts) != len(new) or not all(isinstance(c, (int, np.integer)) and c >= 0 for c in counts):
+        if len(counts) != len(new) or not all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c >= 0
+                                                  for c in counts):
             raise LamValueError(f"count_tokens must return one non-negative int per text: {len(new)} texts gave "
                                 f"{counts[:5]!r}{'...' if len(counts) > 5 else ''}")
         cache.update(zip(new, map(int, counts)))
