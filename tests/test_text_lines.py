@@ -12,8 +12,12 @@ from hypothesis import strategies as st
 from lam_ref.geometry import LamValueError
 from lam_ref.text import lines as lines_mod
 from lam_ref.text.audit import undo_patches
+from lam_ref.text.chunking import Tokenizer, get_tokenizer
 from lam_ref.text.lines import BACKENDS, STUB_PREFIX, dedup_lines, dedup_records, is_blank, reference_dedup
 from lam_ref.text.stubs import L0Stub, try_parse_stub
+
+#: cl100k_base (offline), the unit removal is reported in and the net-positive rule counts in.
+TOK = get_tokenizer()
 
 LINES = ["alpha", "beta", "gamma = 1", "", "   ", "\t", "\u3000", "\u00a0 ", "\r", "x\r", "x", "é中😀",
          "[LAM:L1 4=1 d=0.1000]", "[LAM:not a stub but protected", "[x] item", "[LAM", "ok", "ok  ", " ok",
@@ -170,9 +174,12 @@ def test_stub_pointers_and_patches(backend, recs):
 
 # ---- net-positive stubs (SPEC §7.3) -------------------------------------------------------------
 
-#: Short lines (a stub is 21+ bytes, so a run of these usually stays) and long ones (a stub wins).
+#: Short lines (a stub is 21+ bytes, so a run of these usually stays), long ones (a stub wins), and
+#: lines long in bytes but short in cl100k tokens (rulers: 1-2 tokens against a stub's 12), where
+#: the byte rule and the token rule disagree.
 NP_LINES = ["</output>", "ok", "$", "x", "", "[LAM:L1 4=1 d=0.1000]", "a" * 30, "b" * 60, "c" * 25,
-            "def f():", "    return 1", "é中😀"]
+            "def f():", "    return 1", "é中😀", "=" * 67, "=" * 80, "-" * 72, "#" * 40, "0123456789" * 4,
+            "the quick brown fox jumps over the lazy dog"]
 np_records = st.lists(st.lists(st.sampled_from(NP_LINES), max_size=14).map("\n".join), max_size=8)
 
 
@@ -180,10 +187,13 @@ np_records = st.lists(st.lists(st.sampled_from(NP_LINES), max_size=14).map("\n".
 @given(recs=np_records)
 def test_net_positive_equals_the_line_by_line_definition(backend, recs):
     """Claim (SPEC §7.3): with ``net_positive=True`` each backend equals the definition run line by
-    line: a run is stubbed only when its stub has fewer UTF-8 bytes than the run's lines joined by
-    ``\\n``, else the lines stay (unregistered), and later stub pointers count them as output lines."""
-    got = [r.text for r in dedup_records(recs, backend=backend, net_positive=True)]
-    assert got == reference_dedup(recs, net_positive=True), f"net-positive L0 ({backend}) differs from the definition"
+    line: a run is stubbed only when its stub has fewer UTF-8 bytes and fewer cl100k tokens than the
+    run's lines joined by ``\\n``, else the lines stay (unregistered), and later stub pointers count
+    them as output lines. The backends get the Tokenizer (with its byte bound, counting only runs
+    that need it); the definition counts every run with the plain counter."""
+    got = [r.text for r in dedup_records(recs, backend=backend, net_positive=True, count_tokens=TOK)]
+    want = reference_dedup(recs, net_positive=True, count_tokens=TOK.count_many)
+    assert got == want, f"net-positive L0 ({backend}) differs from the definition"
 
 
 @given(recs=np_records, rids=st.lists(st.integers(-(2**70), 2**70), min_size=8, max_size=8))
@@ -199,9 +209,9 @@ def test_net_positive_backends_agree_on_whole_records(recs, rids):
 @each_backend
 @given(recs=np_records)
 def test_net_positive_stubs_are_shorter_and_patches_undo(backend, recs):
-    """Claim (SPEC §7.3, §8): every stub emitted under ``net_positive`` is shorter in bytes than the
-    lines it replaced, each pointer names the first copy's output line, the patches undo every
-    record, and no record grows."""
+    """Claim (SPEC §7.3, §8): every stub emitted under ``net_positive`` is shorter than the lines it
+    replaced in bytes and in cl100k tokens, each pointer names the first copy's output line, the
+    patches undo every record, and no record grows."""
     res = dedup_records(recs, backend=backend, net_positive=True)
     outs = [r.text.split("\n") for r in res]
     for r, (orig, rr) in enumerate(zip(recs, res)):
@@ -209,6 +219,8 @@ def test_net_positive_stubs_are_shorter_and_patches_undo(backend, recs):
         assert len(rr.text.encode()) <= len(orig.encode()), f"record {r} grew under net-positive stubs"
         for (start, end, moved), stub in zip(rr.patches, rr.stubs):
             assert end - start < len(moved), f"stub of {end - start} bytes replaced only {len(moved)} bytes"
+            st_tok, run_tok = TOK.count(stub.render()), TOK.count(moved.decode())
+            assert st_tok < run_tok, f"stub of {st_tok} cl100k tokens replaced a run of only {run_tok}"
             assert outs[stub.record][stub.line] == moved.decode().split("\n")[0], "pointer names the first copy"
 
 
@@ -227,3 +239,103 @@ def test_net_positive_by_hand(backend):
     assert net[0] == recs[0], "the first record has no repeat"
     alone = [r.text for r in dedup_records(["</output>", "</output>"], backend=backend, net_positive=True)]
     assert alone == ["</output>", "</output>"], f"a short repeat stays verbatim: {alone!r}"
+
+
+def _weighted_counter(weights: dict[str, int], stub_tokens: int):
+    """A token counter with drawn costs: a text's count is the sum over its lines of the line's
+    weight (its length when not drawn); a stub line costs ``stub_tokens``."""
+
+    def count(texts):
+        return [sum(stub_tokens if ln.startswith(STUB_PREFIX) else weights.get(ln, len(ln)) for ln in t.split("\n"))
+                for t in texts]
+
+    return count
+
+
+@given(recs=np_records, weights=st.dictionaries(st.sampled_from(NP_LINES), st.integers(0, 30), max_size=len(NP_LINES)),
+       stub_tokens=st.integers(0, 40), rids=st.lists(st.integers(0, 10**6), min_size=8, max_size=8, unique=True))
+def test_net_positive_token_rule_with_any_counter(recs, weights, stub_tokens, rids):
+    """Claim (SPEC §7.3): for any token counter, the C pass, the numpy pass and the definition agree
+    exactly under the net-positive rule: whole L0Records between the backends, texts against the
+    definition. Costs are drawn per line (a long line may cost 0 tokens, a short one 30) and per
+    stub, so runs short in tokens but long in bytes, and the reverse, are both drawn; each stub
+    emitted is shorter than its run in bytes and in the counter's tokens."""
+    count = _weighted_counter(weights, stub_tokens)
+    outs = {b: dedup_records(recs, record_ids=list(range(len(recs))), backend=b, net_positive=True,
+                             count_tokens=count) for b in BACKENDS}
+    for b, out in outs.items():
+        assert out == outs["python"], f"backend {b!r} differs from 'python' under a drawn token counter"
+    want = reference_dedup(recs, net_positive=True, count_tokens=count)
+    assert [r.text for r in outs["python"]] == want, "the numpy pass differs from the definition"
+    for rr in outs["python"]:
+        for (_, _, moved), stub in zip(rr.patches, rr.stubs):
+            assert count([stub.render()])[0] < count([moved.decode()])[0], "a stub without fewer tokens"
+    ids = rids[: len(recs)]
+    by_id = {b: dedup_records(recs, record_ids=ids, backend=b, net_positive=True, count_tokens=count)
+             for b in BACKENDS}
+    assert all(v == by_id["python"] for v in by_id.values()), "backends differ with other record ids"
+
+
+@each_backend
+def test_net_positive_keeps_rulers_short_in_tokens(backend):
+    """Worked by hand (SPEC §7.3): a repeated ruler of 70 ``=`` (70 bytes, 2 cl100k tokens) stays
+    verbatim, although its stub ``[LAM:L0 1 lines=r0:0]`` (21 bytes) is shorter in bytes: the stub
+    is 12 tokens. A repeated 60-byte line of words is stubbed (more tokens than the stub). The
+    paper's rule stubs both."""
+    ruler, words = "=" * 70, "error: the file could not be opened because it does not exist"
+    assert TOK.count(ruler) < TOK.count("[LAM:L0 1 lines=r0:0]") < TOK.count(words), "premise of the example"
+    recs = [f"{ruler}\n{words}", f"{ruler}\nx\n{words}"]
+    net = [r.text for r in dedup_records(recs, backend=backend, net_positive=True, count_tokens=TOK)]
+    assert net == [recs[0], f"{ruler}\nx\n[LAM:L0 1 lines=r0:1]"], f"net-positive: {net!r}"
+    paper = [r.text for r in dedup_records(recs, backend=backend)]
+    assert paper[1] == "[LAM:L0 1 lines=r0:0]\nx\n[LAM:L0 1 lines=r0:1]", f"paper rule: {paper!r}"
+
+
+class _SpyTokenizer(Tokenizer):
+    """cl100k that records every text it is asked to count."""
+
+    def __init__(self) -> None:
+        super().__init__(TOK.name, TOK.encoding)
+        self.asked: list[str] = []
+
+    def count_many(self, texts):
+        self.asked.extend(texts)
+        return super().count_many(texts)
+
+
+@each_backend
+def test_net_positive_counts_only_candidate_runs(backend):
+    """Claim (SPEC §7.3, cost): tokens are counted only for runs whose stub is already shorter in
+    bytes, each distinct text once, and never for a run longer than ``max_token_bytes`` times its
+    stub's tokens (it has more tokens than the stub by the byte bound): here the 3,000-byte run is
+    stubbed without being tokenised, a short repeat is never counted, and the decision equals the
+    definition's, which counts everything."""
+    spy = _SpyTokenizer()
+    big = "\n".join(f"line {i} of a long repeated block" for i in range(100))
+    assert len(big.encode()) > spy.max_token_bytes * 20, "the block must exceed the byte bound"
+    recs = ["</output>\nok", big, "</output>\nok", big, "</output>"]
+    got = [r.text for r in dedup_records(recs, backend=backend, net_positive=True, count_tokens=spy)]
+    assert got == reference_dedup(recs, net_positive=True, count_tokens=TOK.count_many), "differs from the definition"
+    assert got[3] == "[LAM:L0 100 lines=r1:0]", f"the long block is stubbed: {got[3]!r}"
+    assert got[2] == "</output>\nok" and got[4] == "</output>", "short repeats stay verbatim"
+    assert spy.asked == ["[LAM:L0 100 lines=r1:0]"], f"only the stub is tokenised, got {spy.asked!r}"
+
+
+@each_backend
+def test_net_positive_counter_errors(backend):
+    """A counter that fails, or answers with the wrong number of counts or a negative count, stops L0
+    with its error (never a partial result); a counter without the net-positive rule is refused."""
+    recs = ["a" * 40, "a" * 40]
+
+    def boom(texts):
+        raise RuntimeError("counter failed")
+
+    with pytest.raises(RuntimeError, match="counter failed"):
+        dedup_records(recs, backend=backend, net_positive=True, count_tokens=boom)
+    for bad in (lambda texts: [], lambda texts: [-1] * len(texts), lambda texts: ["3"] * len(texts)):
+        with pytest.raises(LamValueError, match="count_tokens must return one non-negative int per text"):
+            dedup_records(recs, backend=backend, net_positive=True, count_tokens=bad)
+    with pytest.raises(LamValueError, match="count_tokens applies only with net_positive=True"):
+        dedup_records(recs, backend=backend, count_tokens=TOK)
+    with pytest.raises(LamValueError, match="count_tokens must be a Tokenizer or callable"):
+        dedup_records(recs, backend=backend, net_positive=True, count_tokens=3)

@@ -12,7 +12,7 @@ from typing import Any
 from ..geometry import LamValueError
 from ..text.pipeline import CompactionResult, MappedResidual
 from ._common import write_jsonl
-from .restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX, restore_one
+from .restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX, native_file, restore_one
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]
@@ -166,14 +166,21 @@ def check_result(res: CompactionResult) -> list[str]:
 
 def check_written(audit_path: Path, res: CompactionResult | MappedResidual) -> list[str]:
     """``--check`` with ``--residual-dir``: the files as written (read back, as ``lam-ref restore``
-    reads them) give every original record, all fields, not just the in-memory round trip
-    (per-trajectory results and the corpus scope's residuals alike)."""
-    try:
-        records, _ = restore_one(audit_path)
-    except LamValueError as exc:
-        return [f"{res.trajectory.id}: the written audit files do not restore: {exc}"]
+    reads them) give every original record, all fields, not just the in-memory round trip; from
+    the JSONL residual and, when written, from the native one (per-trajectory results and the
+    corpus scope's residuals alike)."""
     originals = [r.to_json() for r in res.trajectory.records]
-    if records != originals:
-        bad = next((i for i, (a, b) in enumerate(zip(records, originals)) if a != b), min(len(records), len(originals)))
-        return [f"{res.trajectory.id}: record {bad} restored from {audit_path.name} differs from the original"]
-    return []
+    problems = []
+    nat = native_file(audit_path)
+    for native in (None, nat) if nat is not None else (None,):
+        what = "the written audit files" if native is None else f"the native residual {native.name}"
+        try:
+            records, _ = restore_one(audit_path, native)
+        except LamValueError as exc:
+            problems.append(f"{res.trajectory.id}: {what} do not restore: {exc}")
+            continue
+        if records != originals:
+            bad = next((i for i, (a, b) in enumerate(zip(records, originals)) if a != b),
+                       min(len(records), len(originals)))
+            problems.append(f"{res.trajectory.id}: record {bad} restored from {what} differs from the original")
+    return problems

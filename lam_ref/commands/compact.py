@@ -86,8 +86,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--both-orders", action="store_true",
                    help="also run the other layer order (Table 12 ablation; L0->L1 encodes the L0 residual)")
     p.add_argument("--l0-stubs", choices=L0_STUB_RULES, default="net-positive",
-                   help="net-positive (default): a run of repeated lines becomes a stub only when the stub is "
-                        "shorter in bytes; paper: every run becomes a stub")
+                   help="net-positive (default): a run of repeated lines becomes a stub only when the stub has "
+                        "fewer UTF-8 bytes and fewer cl100k tokens than the run (net removal is counted in "
+                        "tokens); paper: every run becomes a stub")
     p.add_argument("--l2-rel-eb", type=float, default=DEFAULT_REL_EB, metavar="EB",
                    help=f"L2 codec relative error bound for the storage report of the retained embeddings "
                         f"(default {DEFAULT_REL_EB}, Table 20)")

@@ -237,7 +237,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--recall-k", type=int, default=10,
                    help="k of recall@k and of the QA evidence hit rate (default 10; 0 to skip)")
     p.add_argument("--l0-stubs", choices=("net-positive", "paper"), default="net-positive",
-                   help="L0 stub rule (default net-positive, as compact; paper: every run becomes a stub)")
+                   help="L0 stub rule (default net-positive, as compact: a stub only with fewer bytes and fewer "
+                        "cl100k tokens than its run; paper: every run becomes a stub)")
     p.add_argument("--device", help="encoder device")
     add_json(p, "rows")
     add_mkdir(p)

@@ -8,17 +8,22 @@
  * kept lines, and replace each maximal run of dropped lines of one record by one stub line.
  * Hypothesis tests pin this module equal to the definition and to the numpy implementation.
  *
- * Net-positive stubs (SPEC §7.3, optional last argument): a run is replaced by its stub only when
- * the stub's UTF-8 bytes are fewer than the run's (its lines joined by '\n'); otherwise the run's
- * lines stay verbatim as output lines (still repeats: nothing is registered).
+ * Net-positive stubs (SPEC §7.3, optional arguments): a run is replaced by its stub only when the
+ * stub's UTF-8 bytes are fewer than the run's (its lines joined by '\n') and, when a token rule is
+ * given, the rule says the stub has fewer tokens; otherwise the run's lines stay verbatim as output
+ * lines (still repeats: nothing is registered).
  *
- * Entry point: dedup(texts, rids, record_type, pieces, prefix, error_type[, net_positive]) -> list | None
+ * Entry point: dedup(texts, rids, record_type, pieces, prefix, error_type[, net_positive[, fewer_tokens]])
+ *   -> list | None
  *   texts        list of str (the residual records, in arrival order)
  *   rids         list of int, the trajectory index of each record (stubs name them)
  *   record_type  lam_ref.text.lines.L0Record (a 4-field tuple subclass), built here directly
  *   pieces       4 bytes: the L0 stub template split around its three integers
  *   prefix       bytes: the stub prefix (protected lines start with it)
  *   error_type   the exception raised for a non-str text (LamValueError)
+ *   net_positive bool: the net-positive rule (default false: the paper's rule, every run a stub)
+ *   fewer_tokens None, or a callable (stub: bytes, run: bytes) -> bool, asked only for runs whose
+ *                stub is shorter in bytes: true when the stub has fewer tokens than the run
  * Returns None when the text cannot be handled here (a lone surrogate has no UTF-8 form; a record
  * id outside int64): the caller then uses the Python implementation, which handles both.
  */
@@ -195,12 +200,31 @@ static size_t stub_len(const stub_template *tpl, Py_ssize_t count, long long rec
     return tpl->n[0] + int_len(count) + tpl->n[1] + int_len(record) + tpl->n[2] + int_len(line) + tpl->n[3];
 }
 
-/* End of a run: one stub line, or (net-positive, stub not shorter) the run's lines verbatim.
- * Returns the number of output lines it took (1 or count), or -1 on error. */
-static Py_ssize_t end_run(buf *out, const stub_template *tpl, int net_positive, Py_ssize_t count, long long record,
-                          Py_ssize_t line, const char *orig, size_t orig_len, PyObject *fields, PyObject *patches,
-                          Py_ssize_t *ndropped) {
-    if (net_positive && stub_len(tpl, count, record, line) >= orig_len) {
+/* End of a run: one stub line, or (net-positive: the stub not shorter in bytes, or fewer_tokens
+ * given and false) the run's lines verbatim. Returns the number of output lines it took (1 or
+ * count), or -1 on error. */
+static Py_ssize_t end_run(buf *out, const stub_template *tpl, int net_positive, PyObject *fewer_tokens,
+                          Py_ssize_t count, long long record, Py_ssize_t line, const char *orig, size_t orig_len,
+                          PyObject *fields, PyObject *patches, Py_ssize_t *ndropped) {
+    int keep = net_positive && stub_len(tpl, count, record, line) >= orig_len;
+    if (net_positive && !keep && fewer_tokens != Py_None) {
+        /* render the stub where it would go, ask the token rule, take it back if the run stays */
+        size_t st = out->n;
+        if (buf_put(out, tpl->s[0], tpl->n[0]) < 0 || buf_put_int(out, count) < 0 ||
+            buf_put(out, tpl->s[1], tpl->n[1]) < 0 || buf_put_int(out, record) < 0 ||
+            buf_put(out, tpl->s[2], tpl->n[2]) < 0 || buf_put_int(out, line) < 0 ||
+            buf_put(out, tpl->s[3], tpl->n[3]) < 0)
+            return -1;
+        PyObject *verdict = PyObject_CallFunction(fewer_tokens, "y#y#", out->p + st, (Py_ssize_t)(out->n - st), orig,
+                                                  (Py_ssize_t)orig_len);
+        out->n = st;
+        if (!verdict) return -1;
+        int fewer = PyObject_IsTrue(verdict);
+        Py_DECREF(verdict);
+        if (fewer < 0) return -1;
+        keep = !fewer;
+    }
+    if (keep) {
         if (buf_put(out, orig, orig_len) < 0 || buf_put(out, "\n", 1) < 0) return -1;
         return count;
     }
@@ -232,10 +256,16 @@ static PyObject *dedup(PyObject *self, PyObject *args) {
     PyObject *texts, *rids, *pieces, *error_type;
     PyTypeObject *record_type;
     Py_buffer prefix;
+    PyObject *fewer_tokens = Py_None;
     int net_positive = 0;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!y*O|p", &PyList_Type, &texts, &PyList_Type, &rids, &PyType_Type,
-                          &record_type, &PyTuple_Type, &pieces, &prefix, &error_type, &net_positive))
+    if (!PyArg_ParseTuple(args, "O!O!O!O!y*O|pO", &PyList_Type, &texts, &PyList_Type, &rids, &PyType_Type,
+                          &record_type, &PyTuple_Type, &pieces, &prefix, &error_type, &net_positive, &fewer_tokens))
         return NULL;
+    if (fewer_tokens != Py_None && !PyCallable_Check(fewer_tokens)) {
+        PyBuffer_Release(&prefix);
+        PyErr_SetString(PyExc_TypeError, "fewer_tokens must be None or callable");
+        return NULL;
+    }
     PyObject *result = NULL, *empty = NULL, *zero = NULL;
     long long *rid = NULL;
     table seen = {NULL, 0, 0};
@@ -340,8 +370,8 @@ static PyObject *dedup(PyObject *self, PyObject *args) {
                 slot->h = h; /* registered below, after any pending stub takes its output line */
             }
             if (run) { /* the run that just ended becomes one stub line (or stays, net-positive) */
-                Py_ssize_t took = end_run(&out, &tpl, net_positive, run, rid[run_rec], run_pos, s + run_start,
-                                          run_end - run_start, fields, patches, &ndropped);
+                Py_ssize_t took = end_run(&out, &tpl, net_positive, fewer_tokens, run, rid[run_rec], run_pos,
+                                          s + run_start, run_end - run_start, fields, patches, &ndropped);
                 if (took < 0) goto fail_rec;
                 outcount += took;
                 run = 0;
@@ -358,8 +388,8 @@ static PyObject *dedup(PyObject *self, PyObject *args) {
             p = nl + 1;
         }
         if (run) { /* a run at the end of the record */
-            if (end_run(&out, &tpl, net_positive, run, rid[run_rec], run_pos, s + run_start, run_end - run_start,
-                        fields, patches, &ndropped) < 0)
+            if (end_run(&out, &tpl, net_positive, fewer_tokens, run, rid[run_rec], run_pos, s + run_start,
+                        run_end - run_start, fields, patches, &ndropped) < 0)
                 goto fail_rec;
         }
         PyObject *rec;

@@ -51,6 +51,12 @@ class Tokenizer:
         """Token counts of many whole texts (each counted on its own)."""
         return [self.count(t) for t in texts]
 
+    @functools.cached_property
+    def max_token_bytes(self) -> int:
+        """The longest token of the vocabulary, in bytes: a text of ``n`` bytes has at least
+        ``ceil(n / max_token_bytes)`` tokens (128 for cl100k; L0's net-positive rule uses the bound)."""
+        return max(map(len, self.encoding.token_byte_values()))
+
     def windows(self, text: str, size: int = DEFAULT_WINDOW) -> tuple[list[bytes], list[int]]:
         """Byte windows of ``size`` tokens and their token counts; ``b"".join`` gives ``text``'s UTF-8."""
         size = validate_positive_int(size, "window")

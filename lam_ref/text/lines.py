@@ -10,10 +10,13 @@ becomes one stub line ``[LAM:L0 {count} lines=r{r}:{l}]`` naming where the first
 of the run's first line stands (record index, line index in that record's output, 0-based).
 
 **Net-positive stubs** (SPEC §7.3, ``net_positive=True``): a maximal run of dropped lines is
-replaced by its stub only when the stub's UTF-8 bytes are fewer than the run's (its lines joined
-by ``\n``); otherwise the run's lines stay verbatim. They are still repeats, so nothing new is
-registered, and stub pointers count them as output lines. ``lam-ref compact`` and the demo use it;
-the default here (``False``) is the paper's rule, which the conformance suite checks.
+replaced by its stub only when the stub is shorter than the run (its lines joined by ``\n``) in
+both units: fewer UTF-8 bytes **and** fewer tokens (``count_tokens``, by default cl100k, the unit
+removal is reported in; paper §2.3). Otherwise the run's lines stay verbatim. They are still
+repeats, so nothing new is registered, and stub pointers count them as output lines. Tokens are
+counted only for runs whose stub is already shorter in bytes, each distinct text once per call.
+``lam-ref compact`` and the demo use it; the default here (``False``) is the paper's rule, which
+the conformance suite checks.
 
 Two implementations, both property-tested equal to the line-by-line definition
 (:func:`reference_dedup`); :func:`dedup_records` picks one with ``backend``:
@@ -35,7 +38,7 @@ Two implementations, both property-tested equal to the line-by-line definition
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from typing import Literal, NamedTuple
 
@@ -43,6 +46,7 @@ import numpy as np
 import xxhash
 
 from ..geometry import LamValueError
+from .chunking import Tokenizer
 from .stubs import STUB_PREFIX, L0Stub
 
 try:
@@ -50,7 +54,8 @@ try:
 except ImportError:  # built without a C compiler: the numpy implementation serves
     _c = None
 
-__all__ = ["BACKENDS", "L0Record", "STUB_PREFIX", "dedup_lines", "dedup_records", "is_blank", "reference_dedup", "reference_tokens"]
+__all__ = ["BACKENDS", "CountTokens", "L0Record", "STUB_PREFIX", "TokenRule", "dedup_lines", "dedup_records", "is_blank",
+           "reference_dedup", "reference_tokens"]
 
 _PREFIX_B = STUB_PREFIX.encode("ascii")
 #: ``L0Stub.render`` as a bytes format (a test pins the two equal).
@@ -111,8 +116,76 @@ def _protected_mask(cand: list[bytes]) -> np.ndarray:
     return prot
 
 
+#: A token counter for the net-positive rule: texts in, one token count per text out
+#: (:meth:`lam_ref.text.chunking.Tokenizer.count_many` is one).
+CountTokens = Callable[[list[str]], Sequence[int]]
+
+
+class TokenRule:
+    """The token half of the net-positive rule (SPEC §7.3): does a stub have fewer tokens than the
+    run it would replace? Counts come from ``count_tokens`` (cl100k by default), once per distinct
+    text (stubs and short runs repeat), in batches where the runs are known ahead (:meth:`prime`).
+
+    A :class:`~lam_ref.text.chunking.Tokenizer` also bounds a count from below without counting:
+    every token is at most ``max_token_bytes`` bytes (128 for cl100k), so a run of more than
+    ``max_token_bytes * tok(stub)`` bytes has more tokens than the stub and is never tokenised.
+
+    Args:
+        count_tokens: a :class:`~lam_ref.text.chunking.Tokenizer`, or texts → token counts (a plain
+            callable: no byte bound); default ``get_tokenizer("cl100k_base")``.
+    """
+
+    __slots__ = ("_count", "_cache", "_max_bytes")
+
+    def __init__(self, count_tokens: CountTokens | Tokenizer | None = None) -> None:
+        if count_tokens is None:
+            from .chunking import get_tokenizer
+
+            count_tokens = get_tokenizer()
+        self._max_bytes: int | None = None
+        if isinstance(count_tokens, Tokenizer):
+            self._max_bytes = count_tokens.max_token_bytes
+            count_tokens = count_tokens.count_many
+        if not callable(count_tokens):
+            raise LamValueError(f"count_tokens must be a Tokenizer or callable (texts -> token counts), "
+                                f"got {count_tokens!r}")
+        self._count = count_tokens
+        self._cache: dict[bytes, int] = {}
+
+    def prime(self, texts: Iterable[bytes]) -> None:
+        """Count every not yet counted text of ``texts`` (UTF-8 bytes) in one call of the counter."""
+        cache = self._cache
+        new = [t for t in dict.fromkeys(texts) if t not in cache]
+        if not new:
+            return
+        counts = list(self._count([t.decode("utf-8", "surrogatepass") for t in new]))
+        if len(counts) != len(new) or not all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c >= 0
+                                                  for c in counts):
+            raise LamValueError(f"count_tokens must return one non-negative int per text: {len(new)} texts gave "
+                                f"{counts[:5]!r}{'...' if len(counts) > 5 else ''}")
+        cache.update(zip(new, map(int, counts)))
+
+    def tokens(self, text: bytes) -> int:
+        """The token count of ``text`` (UTF-8 bytes)."""
+        n = self._cache.get(text)
+        if n is None:
+            self.prime((text,))
+            n = self._cache[text]
+        return n
+
+    def surely_fewer(self, stub_tokens: int, run_bytes: int) -> bool:
+        """Whether a run of ``run_bytes`` bytes has more than ``stub_tokens`` tokens by the byte bound alone."""
+        return self._max_bytes is not None and run_bytes > self._max_bytes * stub_tokens
+
+    def __call__(self, stub: bytes, run: bytes) -> bool:
+        """Whether ``stub`` has fewer tokens than ``run`` (both UTF-8 bytes, without line terminators)."""
+        st = self.tokens(stub)
+        return self.surely_fewer(st, len(run)) or st < self.tokens(run)
+
+
 def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = None,
-                  backend: Literal["auto", "c", "python"] = "auto", net_positive: bool = False) -> list[L0Record]:
+                  backend: Literal["auto", "c", "python"] = "auto", net_positive: bool = False,
+                  count_tokens: CountTokens | Tokenizer | None = None) -> list[L0Record]:
     """L0 over one trajectory's residual records, in arrival order (SPEC §7; paper §2.2, App. B.1).
 
     Args:
@@ -120,14 +193,19 @@ def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = No
         record_ids: the trajectory indices of ``texts`` (default ``0..n-1``); stubs name them.
         backend: ``"auto"`` (C when built, else numpy), ``"c"`` or ``"python"`` (see the module
             docstring; both give identical results).
-        net_positive: keep a run verbatim when its stub would not be shorter in bytes (SPEC §7.3);
-            ``False`` is the paper's rule (every run becomes a stub).
+        net_positive: keep a run verbatim when its stub would not be shorter in UTF-8 bytes or
+            would not have fewer tokens (SPEC §7.3); ``False`` is the paper's rule (every run
+            becomes a stub).
+        count_tokens: the token counter of the net-positive rule: a
+            :class:`~lam_ref.text.chunking.Tokenizer` or texts → counts (see :class:`TokenRule`);
+            default cl100k, the unit removal is reported in. Only with ``net_positive=True``.
 
     Returns:
         One :class:`L0Record` per input text.
 
     Raises:
-        LamValueError: a text that is not a str, mismatched ``record_ids``, an unknown backend.
+        LamValueError: a text that is not a str, mismatched ``record_ids``, an unknown backend,
+            ``count_tokens`` without ``net_positive`` or one that does not return a count per text.
     """
     if backend not in ("auto", "c", "python"):
         raise LamValueError(f"backend must be 'auto', 'c' or 'python', got {backend!r}")
@@ -141,14 +219,17 @@ def dedup_records(texts: Sequence[str], *, record_ids: Sequence[int] | None = No
         if len(rids) != len(texts):
             raise LamValueError(f"record_ids has {len(rids)} entries for {len(texts)} texts")
     net_positive = bool(net_positive)
+    if count_tokens is not None and not net_positive:
+        raise LamValueError("count_tokens applies only with net_positive=True (the paper's rule counts no tokens)")
+    rule = TokenRule(count_tokens) if net_positive else None
     if _c is not None and backend != "python":
-        out = _c.dedup(texts, rids, L0Record, _L0_PIECES, _PREFIX_B, LamValueError, net_positive)
+        out = _c.dedup(texts, rids, L0Record, _L0_PIECES, _PREFIX_B, LamValueError, net_positive, rule)
         if out is not None:
             return out
-    return _dedup_records_py(texts, rids, net_positive)
+    return _dedup_records_py(texts, rids, rule)
 
 
-def _dedup_records_py(texts: list, rids: list[int], net_positive: bool = False) -> list[L0Record]:
+def _dedup_records_py(texts: list, rids: list[int], rule: TokenRule | None = None) -> list[L0Record]:
     """The numpy implementation of :func:`dedup_records` (see the module docstring)."""
     for i, t in enumerate(texts):
         if not isinstance(t, str):
@@ -192,9 +273,9 @@ def _dedup_records_py(texts: list, rids: list[int], net_positive: bool = False) 
     local_end = (ends - offsets[rec_of[starts]]).tolist()
     off = offsets.tolist()
     keep_run = [False] * len(run_rec)
-    if net_positive:
+    if rule is not None:
         _net_positive_runs(lines, starts.tolist(), ends.tolist(), first_of_run.tolist(), rec_of, ptr_rec, ptr_line,
-                           rids, keep_run)
+                           rids, keep_run, rule)
 
     out = [L0Record(t, (), 0, ()) for t in texts]
     fmt = _L0_FMT
@@ -242,13 +323,24 @@ def _stub_bytes(count: int, record: int, line: int) -> int:
 
 def _net_positive_runs(lines: list[bytes], starts: list[int], ends: list[int], first_of_run: list[int],
                        rec_of: np.ndarray, ptr_rec: list[int], ptr_line: list[int], rids: list[int],
-                       keep_run: list[bool]) -> None:
+                       keep_run: list[bool], rule: TokenRule) -> None:
     """Decide, run by run in order, which runs stay verbatim (SPEC §7.3), fixing the stub pointers.
 
     A run kept verbatim occupies ``len`` output lines instead of one, so a later pointer into the
     same record moves down by ``len - 1`` for each such run before it. The first copy of a run's
     first line always lies before the run, so its position is final when the run is decided.
+    Pointers only move down, so a stub only grows: the runs whose stub, with the paper's pointer,
+    is already not shorter in bytes stay, and the others' texts are token-counted in one batch.
     ``ptr_line`` and ``keep_run`` are updated in place."""
+    join = b"\n".join
+    run_bytes = [sum(map(len, lines[a : b + 1])) + (b - a) for a, b in zip(starts, ends)]
+    fmt = _L0_FMT
+    cand = [k for k, (a, b) in enumerate(zip(starts, ends)) if _stub_bytes(b - a + 1, rids[ptr_rec[k]], ptr_line[k])
+            < run_bytes[k]]
+    stubs = {k: fmt % (ends[k] - starts[k] + 1, rids[ptr_rec[k]], ptr_line[k]) for k in cand}
+    rule.prime(stubs.values())
+    rule.prime(join(lines[starts[k] : ends[k] + 1]) for k in cand
+               if not rule.surely_fewer(rule.tokens(stubs[k]), run_bytes[k]))
     shifts: dict[int, list[tuple[int, int]]] = {}  # record -> [(global end line, extra output lines)]
     rec_list = rec_of.tolist()
     for k, (a, b) in enumerate(zip(starts, ends)):
@@ -256,8 +348,8 @@ def _net_positive_runs(lines: list[bytes], starts: list[int], ends: list[int], f
         extra = shifts.get(rec_list[f])
         if extra:
             ptr_line[k] += sum(x for e, x in extra if e < f)
-        run_bytes = sum(map(len, lines[a : b + 1])) + (b - a)
-        if _stub_bytes(b - a + 1, rids[ptr_rec[k]], ptr_line[k]) >= run_bytes:
+        stub = fmt % (b - a + 1, rids[ptr_rec[k]], ptr_line[k])
+        if len(stub) >= run_bytes[k] or not rule(stub, join(lines[a : b + 1])):
             keep_run[k] = True
             shifts.setdefault(rec_list[a], []).append((b, b - a))
 
@@ -268,7 +360,8 @@ def dedup_lines(records: list[str]) -> list[str]:
 
 
 def reference_tokens(
-    records: Sequence[str], stub_prefix: str = STUB_PREFIX, *, net_positive: bool = False
+    records: Sequence[str], stub_prefix: str = STUB_PREFIX, *, net_positive: bool = False,
+    count_tokens: CountTokens | Tokenizer | None = None,
 ) -> list[list[tuple]]:
     r"""The definition of SPEC §7 line by line, as tokens: the one L0 reference model.
 
@@ -282,14 +375,22 @@ def reference_tokens(
     Args:
         records: one trajectory's residual records, in arrival order.
         stub_prefix: the prefix that marks stub lines (protected, never registered).
-        net_positive: SPEC §7 (net-positive stubs): a run whose stub is not shorter (UTF-8 bytes)
-            than the run's lines joined by ``\n`` stays verbatim, as ``keep`` tokens that are
-            still repeats (not registered); later positions count them.
+        net_positive: SPEC §7.3 (net-positive stubs): a run whose stub is not shorter than the
+            run's lines joined by ``\n``, in UTF-8 bytes or in tokens, stays verbatim, as ``keep``
+            tokens that are still repeats (not registered); later positions count them.
+        count_tokens: the token counter of the net-positive rule (a Tokenizer or texts → counts;
+            default cl100k), called here on one text at a time, every run counted (no byte bound).
 
     Examples:
         >>> reference_tokens(["a\nb", "b\nc\na"])
         [[('keep', 'a'), ('keep', 'b')], [('stub', 1, (0, 1)), ('keep', 'c'), ('stub', 1, (0, 0))]]
     """
+    if net_positive and count_tokens is None:
+        from .chunking import get_tokenizer
+
+        count_tokens = get_tokenizer()
+    if isinstance(count_tokens, Tokenizer):
+        count_tokens = count_tokens.count_many
     seen: dict[int, tuple[int, int]] = {}
     out_tokens: list[list[tuple]] = []
     for r, text in enumerate(records):
@@ -299,8 +400,9 @@ def reference_tokens(
 
         def end_run(out: list[tuple], run: list[str], run_first: tuple[int, int]) -> None:
             stub = L0Stub(len(run), *run_first).render()
-            raw = "\n".join(run).encode("utf-8", "surrogatepass")
-            if net_positive and len(stub.encode("utf-8")) >= len(raw):
+            joined = "\n".join(run)
+            if net_positive and (len(stub.encode("utf-8")) >= len(joined.encode("utf-8", "surrogatepass"))
+                                 or count_tokens([stub])[0] >= count_tokens([joined])[0]):
                 out.extend(("keep", line) for line in run)  # still repeats: not registered
             else:
                 out.append(("stub", len(run), run_first))
@@ -325,18 +427,20 @@ def reference_tokens(
     return out_tokens
 
 
-def reference_dedup(records: Sequence[str], *, net_positive: bool = False) -> list[str]:
+def reference_dedup(records: Sequence[str], *, net_positive: bool = False,
+                    count_tokens: CountTokens | Tokenizer | None = None) -> list[str]:
     """The definition of SPEC §7 (slow; the oracle the tests compare against): the tokens of
     :func:`reference_tokens` with each run rendered as an :class:`~lam_ref.text.stubs.L0Stub`.
 
     Args:
         records: one trajectory's residual records, in arrival order.
-        net_positive: SPEC §7 (net-positive stubs), as in :func:`reference_tokens`.
+        net_positive: SPEC §7.3 (net-positive stubs), as in :func:`reference_tokens`.
+        count_tokens: the net-positive rule's token counter, as in :func:`reference_tokens`.
 
     Returns:
         The records after L0.
     """
     return [
         "\n".join(tok[1] if tok[0] == "keep" else L0Stub(tok[1], *tok[2]).render() for tok in rec)
-        for rec in reference_tokens(records, net_positive=net_positive)
+        for rec in reference_tokens(records, net_positive=net_positive, count_tokens=count_tokens)
     ]

@@ -10,6 +10,11 @@ holds the one conversation it was made from (a one-element sample list).
 
 The residual of a record whose content was a list of parts (chat content parts, joined by ``\\n``
 when loaded) is written as a plain string, which the loaders read the same way.
+
+:func:`native_records` reads such a file back as residual records for
+:meth:`~lam_ref.text.audit.AuditStore.restore_records` (``lam-ref restore --residual-format
+native``): the records the loader reads, each ``source`` mapped back to the place in the input
+file it was compacted from.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from .._io import atomic_write_text
 from ..geometry import LamValueError
 from .records import OBSERVATION, Trajectory
 
-__all__ = ["native_suffix", "parse_json_path", "write_native"]
+__all__ = ["native_records", "native_suffix", "parse_json_path", "write_native"]
 
 _TOKEN = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
 
@@ -78,13 +83,16 @@ def _set(data: Any, keys: list[str | int], value: str, where: str) -> None:
     node[keys[-1]] = value
 
 
-def write_native(base: str | Path, traj: Trajectory, residual_texts: Sequence[str]) -> Path:
-    """Write ``traj``'s residual in its input format to ``base`` + ``.native`` + the format's suffix.
+def write_native(base: str | Path, traj: Trajectory, residual_texts: Sequence[str], *, tag: str = ".native") -> Path:
+    """Write ``traj``'s residual in its input format to ``base`` + ``tag`` + the format's suffix.
 
     Args:
         base: output path without suffix (a folder and the trajectory's file name).
         traj: the loaded trajectory (its ``path``, ``format`` and the records' ``source``).
-        residual_texts: the text of every record after compaction (``CompactionResult.residual_texts``).
+        residual_texts: the text of every record after compaction (``CompactionResult.residual_texts``);
+            ``lam-ref restore`` passes the restored originals of a native residual
+            (``tag=".original.native"``).
+        tag: the part of the name between ``base`` and the suffix.
 
     Returns:
         The path written (atomically).
@@ -95,11 +103,11 @@ def write_native(base: str | Path, traj: Trajectory, residual_texts: Sequence[st
     if len(residual_texts) != len(traj.records):
         raise LamValueError(f"residual_texts has {len(residual_texts)} entries for {len(traj.records)} records")
     src = Path(traj.path)
-    out = Path(str(base) + ".native" + native_suffix(traj.path, traj.format))
+    out = Path(str(base) + tag + native_suffix(traj.path, traj.format))
     try:
         raw = src.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        raise LamValueError(f"{traj.path}: cannot be re-read to write the native residual: {exc}") from exc
+        raise LamValueError(f"{traj.path}: cannot be re-read to write the file in its own format: {exc}") from exc
     changed = [(r, t) for r, t in zip(traj.records, residual_texts) if r.role == OBSERVATION and t != r.text]
     if traj.format == "jsonl":
         lines = raw.split("\n")
@@ -131,3 +139,53 @@ def write_native(base: str | Path, traj: Trajectory, residual_texts: Sequence[st
     body = [root] if traj.format == "locomo" else data
     atomic_write_text(out, json.dumps(body, ensure_ascii=False, indent=1) + "\n")
     return out
+
+
+_SAMPLE = re.compile(r"\$\[0\]")
+
+
+def _same_place(native_where: str, original_source: str, fmt: str) -> bool:
+    """Whether a record's place in a native residual (``native_where``, its JSON path or JSONL line)
+    is the place ``original_source`` names in the input file: the same path, or for LoCoMo the same
+    path inside the conversation, which the one-conversation residual holds as sample 0."""
+    if fmt != "locomo":
+        return original_source.endswith(":" + native_where)
+    m = _SAMPLE.match(native_where)
+    return bool(m) and re.search(r":\$\[\d+\]" + re.escape(native_where[m.end():]) + r"\Z", original_source) is not None
+
+
+def native_records(path: str | Path, sources: Sequence[str] | None = None) -> tuple[Trajectory, list[dict[str, Any]]]:
+    """A native residual file read back as residual records (``lam-ref restore``; SPEC §8).
+
+    The file is loaded by the loader of its format (detected as for any input), which gives the
+    residual records in order. Each record's ``source`` names the native file; where ``sources``
+    (the audit store's record of the input's sources) names the same place in the input file, the
+    record takes that source, so the audit store's field check compares like with like. A record
+    at another place keeps its own source, and the audit store refuses it.
+
+    Args:
+        path: a ``<name>.native.<suffix>`` file written by ``lam-ref compact --residual-format native``.
+        sources: the original ``source`` of every record (``AuditStore.meta``), or ``None``.
+
+    Returns:
+        The loaded trajectory and its records as dicts (``role``, ``text``, ``turn``, ``source``, ``name``).
+
+    Raises:
+        LamValueError: the file cannot be read or parsed by its loader
+            (:class:`~lam_ref.text.records.TrajectoryFormatError`), or holds more than one trajectory.
+    """
+    from .loaders import load_file
+
+    trajs = load_file(path)
+    if len(trajs) != 1:
+        raise LamValueError(f"{path}: a native residual holds one trajectory, this file holds {len(trajs)}")
+    traj = trajs[0]
+    prefix = f"{traj.path}:"
+    out = []
+    for i, rec in enumerate(traj.records):
+        d = rec.to_json()
+        if sources is not None and i < len(sources) and rec.source.startswith(prefix):
+            if _same_place(rec.source[len(prefix):], str(sources[i]), traj.format):
+                d["source"] = str(sources[i])
+        out.append(d)
+    return traj, out

@@ -92,8 +92,9 @@ class CompactionConfig:
     #: L2 (SPEC §9): relative error bound for the storage report of the retained embeddings;
     #: ``None`` skips it (``lam-ref compact`` passes 0.001, Table 20's setting).
     l2_rel_eb: float | None = None
-    #: L0 net-positive stubs (SPEC §7.3): a run stays verbatim when its stub is not shorter in bytes.
-    #: ``False`` is the paper's rule; ``lam-ref compact`` and the demo turn it on.
+    #: L0 net-positive stubs (SPEC §7.3): a run stays verbatim when its stub is not shorter in bytes
+    #: or has not fewer tokens (of ``tokenizer``, the report's unit). ``False`` is the paper's rule;
+    #: ``lam-ref compact`` and the demo turn it on.
     l0_net_positive: bool = False
 
     def __post_init__(self) -> None:
@@ -271,8 +272,10 @@ def _run_l1(stage: _Stage, obs_idx: list[int], enc: Encoded, l1: L1Pass) -> _Sta
     return _Stage(texts, patches, stage.l1_stubs + n1, stage.l0_stubs, stage.l0_dropped_lines)
 
 
-def _run_l0(stage: _Stage, obs_idx: list[int], net_positive: bool = False) -> _Stage:
-    res = dedup_records(stage.texts, record_ids=obs_idx, net_positive=net_positive)
+def _run_l0(stage: _Stage, obs_idx: list[int], net_positive: bool = False, tok: Tokenizer | None = None) -> _Stage:
+    # net-positive stubs count tokens in the report's unit: the run's tokenizer (SPEC §7.3)
+    res = dedup_records(stage.texts, record_ids=obs_idx, net_positive=net_positive,
+                        count_tokens=tok if net_positive else None)
     texts, patches = list(stage.texts), [list(p) for p in stage.patches]
     n0 = dropped = 0
     for k, r in enumerate(res):
@@ -455,7 +458,7 @@ def compact_trajectory(
 
     def run_l0(stage: _Stage) -> _Stage:
         t0 = time.perf_counter()
-        out = _run_l0(stage, obs_idx, config.l0_net_positive)
+        out = _run_l0(stage, obs_idx, config.l0_net_positive, tok)
         timings["l0"] += time.perf_counter() - t0
         return out
 
