@@ -62,8 +62,14 @@ def test_band_recall_record_and_its_rates():
     assert rec.candidate_rate == rec.candidate_pairs / 66, f"candidate rate of {rec}"
     j = json.loads(json.dumps(rec.to_json()))
     assert j["recall"] == rec.recall and j["candidate_rate"] == rec.candidate_rate and j["n"] == 12, f"{j}"
+    assert type(j["total_pairs"]) is int, f"a pair count is an integer in the report: {j['total_pairs']!r}"
+    default = band_recall(e, 0.95)
+    assert (default.r, default.rel) == (4, 0.2), f"the defaults are the band settings' (Table 4): {default}"
+    assert default == band_recall(e, 0.95, r=BandSettings().r, rel=BandSettings().rel), "defaults = BandSettings()"
     one = band_recall(e[:1], 0.95, r=3, rel=0.4)
-    assert (one.n, one.dim, one.total_pairs, one.true_pairs, one.candidate_pairs) == (1, 4, 0, 0, 0), f"{one}"
+    assert (one.n, one.dim, one.total_pairs, one.true_pairs, one.true_pairs_found, one.candidate_pairs) == (1, 4, 0, 0, 0, 0), (
+        f"{one}"
+    )
     assert (one.r, one.rel, one.t) == (3, 0.4, 0.95), f"settings carried for N = 1: {one}"
     assert one.recall == 1.0 and one.candidate_rate == 0.0, "no pairs: recall 1, candidate rate 0"
     none = BandRecall(3, 2, 0.9, 4, 0.2, 3, 0, 0, 1)
@@ -144,8 +150,10 @@ def test_band_index_single_rows_bulk_rows_and_raw_queries():
     nb = 3
     idx = BandIndex()
     assert len(idx) == 0 and idx.nbytes == 0, "an empty index"
-    empty_r, empty_p = idx.query(rng.integers(0, 3, size=(2, nb)).astype(np.uint64))
-    assert empty_r.size == 0 and empty_p.size == 0, "an empty index proposes nothing"
+    for m in (1, 2):
+        empty_r, empty_p = idx.query(rng.integers(0, 3, size=(m, nb)).astype(np.uint64))
+        assert empty_r.size == 0 and empty_p.size == 0, "an empty index proposes nothing"
+        assert empty_r.dtype == np.int64 and empty_p.dtype == np.int64, "empty results are int64 ids (usable as indices)"
     stored: list[np.ndarray] = []
     for size in (1, 1, 20, 2, 1, 17):
         keys = rng.integers(0, 3, size=(size, nb)).astype(np.uint64)
@@ -153,9 +161,12 @@ def test_band_index_single_rows_bulk_rows_and_raw_queries():
         stored.extend(keys)
         assert len(idx) == len(stored) * nb, f"{len(idx)} entries for {len(stored)} rows of {nb} bands"
         assert idx.nbytes == 16 * len(stored) * nb, "16 bytes per band entry"
-        for m in (1, 4):
+        for m in (1, 2, 4):
             query = rng.integers(0, 4, size=(m, nb)).astype(np.uint64)
             rows, pos = idx.query(query)
+            assert rows.dtype == np.int64 and pos.dtype == np.int64, "int64 ids"
+            miss = idx.query(np.full((m, nb), 99, dtype=np.uint64))
+            assert miss[0].size == 0 and miss[0].dtype == np.int64 and miss[1].dtype == np.int64, "no match: empty int64 ids"
             assert list(zip(rows.tolist(), pos.tolist())) == _brute_query(stored, query), f"m = {m} after {len(stored)} rows"
             raw_r, raw_p = idx.query(query, unique=False)
             want_raw = sorted(
@@ -164,6 +175,18 @@ def test_band_index_single_rows_bulk_rows_and_raw_queries():
             assert sorted(zip(raw_r.tolist(), raw_p.tolist())) == want_raw, "raw matches: one per shared band"
     idx.add(np.zeros((0, nb), np.uint64), np.zeros(0, np.int64))
     assert len(idx) == len(stored) * nb, "adding no rows changes nothing"
+
+
+def test_band_index_reports_a_position_once_however_many_bands_match():
+    """A stored row sharing two or three bands with a query row is one candidate (one query row
+    and several query rows alike); ``unique=False`` gives one match per shared band."""
+    idx = BandIndex()
+    idx.add(np.array([[1, 2, 3], [4, 5, 6]], dtype=np.uint64), np.array([0, 1]))
+    for query, want in (([[1, 2, 0]], [(0, 0)]), ([[1, 2, 3]], [(0, 0)]), ([[1, 2, 0], [4, 5, 6]], [(0, 0), (1, 1)])):
+        rows, pos = idx.query(np.array(query, dtype=np.uint64))
+        assert list(zip(rows.tolist(), pos.tolist())) == want, f"query {query}: {rows.tolist()}, {pos.tolist()}"
+    raw_r, raw_p = idx.query(np.array([[1, 2, 0]], dtype=np.uint64), unique=False)
+    assert (raw_r.tolist(), raw_p.tolist()) == ([0, 0], [0, 0]), "two shared bands: two raw matches"
 
 
 def test_band_index_positions_above_two_to_the_32():
@@ -187,3 +210,64 @@ def test_intra_block_pairs_equals_brute_force():
     assert rows.dtype == np.int64 and cols.dtype == np.int64, "int64 ids"
     one_r, one_c = intra_block_pairs(keys[:1])
     assert one_r.size == 0 and one_c.size == 0, "one row: no pairs"
+    assert one_r.dtype == np.int64 and one_c.dtype == np.int64, "no pairs: empty int64 ids (usable as indices)"
+    two_r, two_c = intra_block_pairs(np.array([[7, 1], [7, 2]], dtype=np.uint64))
+    assert (two_r.tolist(), two_c.tolist()) == ([1], [0]), "two rows sharing band 0 are a pair"
+
+
+def test_band_index_with_more_bands_than_its_precomputed_constants(monkeypatch):
+    """The per-band mixing constants are precomputed for 1024 bands and extended on demand: an
+    index over 1100 bands (``r = 1`` in ``D = 1100``) finds a match in band 1099 only. The
+    process-wide caches are emptied first (``raising=False``: a version without them passes too),
+    so the test does not depend on which tests ran before in the same process."""
+    import lam_ref.bands as bands_module
+
+    monkeypatch.setattr(BandIndex, "_MIX", np.zeros(0, np.uint64), raising=False)
+    monkeypatch.setattr(bands_module, "_BAND_SHIFTED", {}, raising=False)
+    nb = 1100
+    idx = BandIndex()
+    stored = np.arange(2 * nb, dtype=np.uint64).reshape(2, nb)
+    idx.add(stored, np.array([0, 1]))
+    query = np.full((1, nb), 10**9, dtype=np.uint64)
+    query[0, nb - 1] = stored[1, nb - 1]
+    rows, pos = idx.query(query)
+    assert (rows.tolist(), pos.tolist()) == ([0], [1]), f"a match in band {nb - 1}: {rows.tolist()}, {pos.tolist()}"
+
+
+def test_band_quantize_divides_in_float64_even_for_float32_rows():
+    """SPEC §5: ``q = rint(e / (2ε))`` is computed in float64. For the float32 coordinate
+    ``0.5196152329444885`` at ``D = 3``, ``rel = 0.3`` the float64 quotient lies just below 1.5
+    (code 1) while a float32 division would round it up to 1.5 and then to the even code 2."""
+    x = np.float32(0.5196152329444885)
+    step = 2.0 * (0.3 / np.sqrt(3.0))
+    want = round(float(x) / step)  # Python floats are float64; round() is half-to-even
+    assert want == 1 and float(np.rint(np.float32(x) / np.float32(step))) == 2.0, "fixture: float32 and float64 differ"
+    got = band_quantize(np.array([[x, 0.0, 0.0]], dtype=np.float32), 0.3)
+    assert got[0, 0] == want, f"code {got[0, 0]} for {float(x)!r}: float64 gives {want}"
+
+
+def test_band_quantize_refuses_the_first_code_outside_int16():
+    """Codes 32767 and -32768 fit int16; 32768 and -32769 are refused, never wrapped. With
+    ``validated_unit=True`` the range is still checked whenever a coordinate of a unit row
+    (up to ``1 + 1e-4``) could leave int16."""
+    rel = 1.0  # D = 4: step = 2·rel/2 = 1, so the code of x is rint(x)
+    for x in (32768.0, -32769.0):
+        with pytest.raises(LamValueError, match="overflows int16"):
+            band_quantize(np.array([[x, 0.0, 0.0, 0.0]]), rel)
+    step = 1.0001 / 32767.9  # D = 1: a coordinate of 1.0001 gives the code rint(32767.9) = 32768
+    with pytest.raises(LamValueError, match="overflows int16"):
+        band_quantize(np.array([[1.0001]]), step / 2.0, validated_unit=True)
+    with pytest.raises(LamValueError, match="overflows int16"):
+        band_keys(np.array([[60000.0, 0.0]]), BandSettings(r=1, rel=1.0))  # band_keys checks by default
+
+
+def test_xxh3_rows_are_bytes_and_settings_are_plain_numbers():
+    """``xxh3_64_rows`` hashes each row as bytes (integer lists are taken as byte values);
+    ``BandSettings`` stores ``r`` as an int and ``rel`` as a float whatever numeric type it is
+    given, so that its JSON form is the same."""
+    for rows in ([[1, 2, 3], [250, 0, 7]], [[1, 2, 3, 4, 5], [9, 8, 7, 6, 255]], [list(range(12))]):
+        got = xxh3_64_rows(rows)
+        assert got.tolist() == [xxhash.xxh3_64_intdigest(bytes(r)) for r in rows], f"rows of byte values: {rows}"
+    s = BandSettings(r=np.int64(3), rel=1)
+    assert type(s.r) is int and type(s.rel) is float, f"plain int and float: {type(s.r)}, {type(s.rel)}"
+    assert json.dumps(s.to_json()) == '{"r": 3, "rel": 1.0}', f"JSON form: {json.dumps(s.to_json())}"
