@@ -45,6 +45,7 @@ def test_validate_embeddings_checks_every_row_past_the_first_block():
             validate_embeddings(bad)
     normed = validate_embeddings(e * 3.0, normalize=True)
     assert np.allclose(np.linalg.norm(normed.astype(np.float64), axis=1), 1.0, atol=1e-6), "rows past 4096 are normalised too"
+    assert normed.dtype == np.float32 and normed.flags.c_contiguous, f"normalize=True returns C-contiguous float32: {normed.dtype}"
 
 
 def test_validate_embeddings_messages_name_the_argument_and_the_row():
