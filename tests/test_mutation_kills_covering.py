@@ -175,3 +175,71 @@ def test_bracket_holds_within_exactly_its_tolerance():
     assert Bracket(1.0, 2.0, 2.0 + 0.5e-12, 2.0).holds, "exact above upper within the slack: holds"
     assert not Bracket(1.0, 2.0, 2.0 + 1.5e-12, 2.0).holds, "exact above upper beyond the slack: fails"
     assert not Bracket(1.0, 2.0, 0.5, 2.0).holds and not Bracket(1.0, 2.0, 2.5, 2.0).holds, "exact outside the bracket"
+
+
+def test_time_limit_reaches_the_solver():
+    """``time_limit`` is passed to HiGHS: with a limit of 0 s the solver stops before any
+    solution and the refusal says so (instead of solving without a limit)."""
+    rng = np.random.default_rng(0)
+    e = rng.standard_normal((60, 3))
+    e = (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
+    with pytest.raises(LamValueError, match=r"^covering_number: the MILP solver returned no solution \(Time limit reached"):
+        greedy_ceiling(e, 0.5, time_limit=0.0)
+    with pytest.raises(LamValueError, match="returned no solution"):
+        bracket_bits(e, 0.5, time_limit=0.0)
+    with pytest.raises(LamValueError, match=r"^packing_number: the MILP solver returned no solution"):
+        packing_number(e, 0.5, time_limit=0.0)
+    with pytest.raises(LamValueError, match=r"^token_weighted_optimum: the MILP solver returned no solution"):
+        token_weighted_optimum(e, 0.5, weights=np.ones(60), time_limit=0.0)
+
+
+def test_ceiling_records_both_thresholds_and_hull_takes_a_row_vector():
+    """The ceiling record carries ``t`` and ``t' = 4t - 3`` (Theorem 2); ``hull_distance`` takes
+    the point as a flat vector or a ``(1, D)`` row alike."""
+    from lam_ref.covering import hull_distance
+
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], dtype=np.float32)
+    c = greedy_ceiling(e, 0.75, exact=False)
+    assert (c.n, c.t, c.t_prime) == (4, 0.75, 0.0), f"n, t and t' of {c}"
+    v = np.array([[1.0, 0.0], [0.0, 1.0]])
+    x = np.array([1.0, 1.0])
+    flat, row = hull_distance(x, v), hull_distance(x.reshape(1, 2), v)
+    assert flat.distance == row.distance == pytest.approx(np.sqrt(0.5), abs=1e-12), f"{flat.distance}, {row.distance}"
+
+
+@pytest.mark.claim("HULL")
+@pytest.mark.parametrize(("dim", "m", "seed"), [(2, 3, 19), (2, 4, 1), (2, 5, 2), (2, 6, 3), (3, 3, 101), (3, 4, 3), (3, 5, 3), (3, 6, 3)])
+def test_hull_distance_when_the_affine_minimiser_leaves_the_simplex(dim, m, seed):
+    """Instances (found by search) on which Wolfe's minor cycle runs: the affine minimiser of the
+    active set has a weight ``<= 0`` and is clipped back into the simplex. The result is still
+    certified: weights on the simplex reproduce the point, and the lower bound recomputed here
+    from the separating direction (valid for any direction, by duality) meets the distance."""
+    from lam_ref.covering import hull_distance
+
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((m, dim))
+    x = rng.standard_normal(dim) * 2
+    h = hull_distance(x, v)
+    assert h.weights.min() >= 0 and abs(h.weights.sum() - 1) < 1e-12, f"weights off the simplex: {h.weights}"
+    assert np.allclose(h.weights @ v, h.point, atol=1e-12), "weights do not reproduce the point"
+    upper = float(np.linalg.norm(x - h.point))
+    assert upper > 1e-6 and h.direction is not None, "x lies outside the hull in these instances"
+    w = (x - h.point) / upper
+    lower = max(0.0, float(np.min((x - v) @ w)))
+    assert abs(h.distance - upper) <= 1e-12 and upper - lower <= 1e-9, f"certificate [{lower}, {upper}]"
+    assert h.lower == pytest.approx(lower, abs=1e-12) and h.upper == pytest.approx(upper, abs=1e-12), f"{h.lower}, {h.upper}"
+
+
+def test_brute_force_results_and_the_first_bad_weight():
+    """Brute-force results say ``method = "brute"`` with a wall time between 0 and the call's;
+    the refusal of bad weights names the first bad one, after valid zero and fractional weights."""
+    adj = np.array([[True, True, False], [True, True, True], [False, True, True]])
+    for solve in (brute_force_covering, brute_force_packing, lambda a: brute_force_weighted_covering(a, [1.0, 3.0, 1.0])):
+        t0 = time.perf_counter()
+        res = solve(adj)
+        took = time.perf_counter() - t0
+        assert res.method == "brute" and 0.0 <= res.wall_time_s <= took, f"{res.method}, {res.wall_time_s} vs {took}"
+        assert res.optimal and res.lower == res.value == res.upper, f"{res}"
+    assert brute_force_weighted_covering(adj, [1.0, 3.0, 1.0]).value == 2.0, "the two light ends beat the heavy middle"
+    with pytest.raises(LamValueError, match=r"^weights\[2\] must be finite and >= 0, got -1\.0$"):
+        token_weighted_optimum(adj, weights=[0.0, 0.5, -1.0])
