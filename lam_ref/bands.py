@@ -342,11 +342,14 @@ def _band_shifted(nb: int) -> np.ndarray:
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+    """SplitMix64 of ``x``: the per-band constants XORed into the keys (only spreads equal codes of
+    different bands apart in the sorted levels; the band is stored and compared, so any constants
+    give the same query results: not mutated, see docs/mutation.md)."""
+    with np.errstate(over="ignore"):  # pragma: no mutate
+        z = x + np.uint64(0x9E3779B97F4A7C15)  # pragma: no mutate
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)  # pragma: no mutate
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)  # pragma: no mutate
+        return z ^ (z >> np.uint64(31))  # pragma: no mutate
 
 
 

@@ -217,7 +217,7 @@ def token_weighted_optimum(
         raise LamValueError(f"weights must have shape ({adj.shape[0]},), got {w.shape}")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         bad = int(np.flatnonzero(~np.isfinite(w) | (w < 0))[0])
-        raise LamValueError(f"weights[{bad}] must be finite and >= 0, got {w[bad]!r}")
+        raise LamValueError(f"weights[{bad}] must be finite and >= 0, got {float(w[bad])!r}")
     return _weighted_cover(adj, w, time_limit, "token_weighted_optimum")
 
 

@@ -1,0 +1,245 @@
+"""Tests written for the mutants of :mod:`lam_ref.covering` that survived ``make mutation``
+(docs/mutation.md, section ``covering``): exact covering and packing numbers, the greedy ceiling
+and the bracket of Corollary 3 (paper App. C.2–C.3, SPEC §11), on sets small enough to count by
+hand."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from lam_ref.covering import (
+    BRUTE_FORCE_LIMIT,
+    Bracket,
+    Ceiling,
+    bracket_bits,
+    brute_force_covering,
+    brute_force_packing,
+    brute_force_weighted_covering,
+    covering_number,
+    delta_graph,
+    greedy_ceiling,
+    greedy_kept,
+    is_covering,
+    is_packing,
+    packing_number,
+    token_weighted_optimum,
+)
+from lam_ref.geometry import LamValueError
+
+
+def _antipodal(norm: float) -> np.ndarray:
+    """Two opposite rows of the given norm (within the unit-norm tolerance)."""
+    return np.array([[norm, 0.0], [-norm, 0.0]], dtype=np.float64)
+
+
+def test_radius_two_is_the_exact_rule_and_thresholds_above_one_are_refused():
+    """At ``t = -1`` the radius is exactly 2 (``δ² = 4``), not unbounded: antipodal rows of norm
+    ``1 + 5e-5`` (accepted as unit) lie at ``sq ≈ 4.0004 > 4`` and are neither adjacent nor merged.
+    Only below ``t = -1`` (radius ``2δ > 2``) is every pair adjacent. ``t`` above 1 or NaN is
+    refused, naming ``t`` and the value."""
+    e = _antipodal(1.0 + 5e-5)
+    assert not delta_graph(e, -1.0)[0, 1], "sq > 4 = δ² at t = -1: not adjacent"
+    assert delta_graph(e, -1.0001)[0, 1], "t < -1: radius above 2, every pair adjacent"
+    assert greedy_kept(e, -1.0).tolist() == [0, 1], "t = -1 is the exact rule: both antipodal rows kept"
+    assert greedy_kept(e, -1.0001).tolist() == [0], "t < -1 keeps only row 0"
+    same = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    assert delta_graph(same, 1.0).tolist() == [[True, True, False], [True, True, False], [False, False, True]], (
+        "t = 1 (δ = 0) is valid: identical rows only"
+    )
+    with pytest.raises(LamValueError, match=r"^t must be finite and <= 1, got 1\.5$"):
+        delta_graph(same, 1.5)
+    with pytest.raises(LamValueError, match=r"^t must be finite and <= 1, got nan$"):
+        delta_graph(same, float("nan"))
+    with pytest.raises(LamValueError, match=r"row 0 has norm 2"):
+        delta_graph(same * 2.0, 0.5)  # rows are not normalised unless asked
+    assert delta_graph(same * 2.0, 0.5, normalize=True).sum() == 5, "normalize=True rescales"
+
+
+def test_is_covering_and_is_packing_edge_cases():
+    """The empty set is covered by the empty set; a non-empty set never is; a single member
+    always packs; two adjacent members do not."""
+    assert is_covering(np.zeros((0, 0), dtype=bool), np.zeros(0, np.int64)), "the empty set is covered by nothing"
+    adj = np.array([[True, True], [True, True]])
+    assert not is_covering(adj, np.zeros(0, np.int64)), "a non-empty set needs at least one member"
+    assert is_covering(adj, [1]), "one member adjacent to all covers"
+    assert is_packing(adj, [0]) and not is_packing(adj, [0, 1]), "adjacent members do not pack"
+    assert is_packing(np.eye(3, dtype=bool), [0, 1, 2]), "no edges: everything packs"
+
+
+def test_exact_results_carry_tight_bounds_and_a_plausible_time():
+    """A proven optimum has ``lower == value == upper``; the JSON form is serialisable with the
+    witness as a list; ``wall_time_s`` lies between 0 and the time the call took."""
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], dtype=np.float32)  # square
+    for solve in (covering_number, packing_number):
+        t0 = time.perf_counter()
+        res = solve(e, 0.0)
+        took = time.perf_counter() - t0
+        assert res.optimal and res.lower == res.value == res.upper == 2.0, f"{solve.__name__}: {res}"
+        assert res.method == "milp", f"{solve.__name__} is solved by MILP"
+        assert 0.0 <= res.wall_time_s <= took, f"{solve.__name__}: wall time {res.wall_time_s} not in [0, {took}]"
+        j = json.loads(json.dumps(res.to_json()))
+        assert j["witness"] == res.witness.tolist() and j["value"] == 2.0, f"JSON form: {j}"
+    tw = token_weighted_optimum(e, 0.0, weights=[1, 1, 1, 1])
+    assert tw.optimal and tw.lower == tw.value == tw.upper == 2.0, f"T(δ) with unit weights is N: {tw}"
+
+
+def test_empty_and_edgeless_sets():
+    """Empty set: every optimum is 0 with an empty witness, optimal. A set with no edges: the
+    packing is everything (``M = N = |S|``)."""
+    empty_adj = np.zeros((0, 0), dtype=bool)
+    for res in (
+        covering_number(empty_adj),
+        packing_number(empty_adj),
+        token_weighted_optimum(empty_adj, weights=[]),
+        brute_force_covering(empty_adj),
+        brute_force_packing(empty_adj),
+        brute_force_weighted_covering(empty_adj, []),
+    ):
+        assert (res.value, res.witness.size, res.optimal, res.lower, res.upper) == (0.0, 0, True, 0.0, 0.0), f"{res}"
+    eye = np.eye(3, dtype=bool)
+    pk = packing_number(eye)
+    assert pk.value == 3.0 and pk.witness.tolist() == [0, 1, 2] and pk.optimal, f"no edges: {pk}"
+    assert (pk.lower, pk.upper, pk.method) == (3.0, 3.0, "milp"), f"no edges: bounds {pk}"
+    assert covering_number(eye).value == 3.0, "no edges: every row covers only itself"
+
+
+def test_adjacency_input_is_checked_and_left_unchanged():
+    """A boolean adjacency must be square and symmetric (errors name ``adj``); its diagonal is
+    taken as ``True`` without writing into the caller's array."""
+    adj = np.array([[False, True, False], [True, False, False], [False, False, False]])
+    before = adj.copy()
+    assert covering_number(adj).value == 2.0, "{0, 1} and {2}: two members"
+    assert np.array_equal(adj, before), "the caller's adjacency is not modified"
+    with pytest.raises(LamValueError, match=r"^adj must be symmetric$"):
+        covering_number(np.array([[True, True], [False, True]]))
+    with pytest.raises(LamValueError, match=r"^adj must be a square boolean matrix when t is None, got int64 \(2, 2\)$"):
+        covering_number(np.eye(2, dtype=np.int64))
+
+
+def test_token_weights_zero_is_valid_and_bad_weights_are_named():
+    """Weights are finite and ``>= 0`` (a weight of 0 is allowed); a bad one is named by index
+    and value."""
+    adj = np.ones((3, 3), dtype=bool)
+    res = token_weighted_optimum(adj, weights=[5.0, 0.0, 2.0])
+    assert res.value == 0.0 and res.witness.tolist() == [1], f"the zero-weight row covers all: {res}"
+    with pytest.raises(LamValueError, match=r"^weights\[1\] must be finite and >= 0, got -1\.0$"):
+        token_weighted_optimum(adj, weights=[1.0, -1.0, 1.0])
+    with pytest.raises(LamValueError, match=r"^weights\[2\] must be finite and >= 0, got inf$"):
+        token_weighted_optimum(adj, weights=[1.0, 1.0, np.inf])
+    with pytest.raises(LamValueError, match=r"^weights must have shape \(3,\), got \(2,\)$"):
+        token_weighted_optimum(adj, weights=[1.0, 1.0])
+
+
+def test_brute_force_limit_is_inclusive():
+    """Brute force runs on exactly ``BRUTE_FORCE_LIMIT`` points and refuses one more, naming N."""
+    full = np.ones((BRUTE_FORCE_LIMIT, BRUTE_FORCE_LIMIT), dtype=bool)
+    assert brute_force_covering(full).value == 1.0, "16 points: one row covers a complete graph"
+    with pytest.raises(LamValueError, match=rf"^brute force is limited to {BRUTE_FORCE_LIMIT} points, got N = 17$"):
+        brute_force_packing(np.ones((17, 17), dtype=bool))
+
+
+def test_ceiling_and_bracket_of_degenerate_sets():
+    """``Ceiling`` of an empty set has rates 0 and no optimum; an unproven covering gives no
+    optimum; ``greedy_ceiling(exact=False)`` solves no MILP; the bracket needs ``|S| >= 1``."""
+    c0 = Ceiling(0, 0.9, 0.6, 0, 0, 0, True)
+    assert (c0.attained, c0.ceiling, c0.optimum, c0.attained_of_ceiling) == (0.0, 0.0, None, None), f"{c0}"
+    unproven = Ceiling(4, 0.5, -1.0, 4, 1, 3, False)
+    assert unproven.optimum is None and unproven.attained_of_optimum is None, f"no proven N: {unproven}"
+    half = Ceiling(4, 0.5, -1.0, 3, 1, 2, True)
+    assert (half.attained, half.ceiling, half.optimum) == (0.25, 0.75, 0.5), f"rates of {half}"
+    assert half.attained_of_ceiling == pytest.approx(1 / 3) and half.attained_of_optimum == 0.5, f"ratios of {half}"
+    j = half.to_json()
+    assert (j["attained"], j["ceiling"], j["optimum"], j["attained_of_optimum"]) == (0.25, 0.75, 0.5, 0.5), f"{j}"
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], dtype=np.float32)
+    c = greedy_ceiling(e, 0.5, exact=False)
+    assert (c.covering, c.covering_optimal, c.kept, c.kept_2delta) == (None, False, 4, 1), f"{c}"
+    b = bracket_bits(e, 0.5, exact=False)
+    assert b.exact_bits is None and (b.lower_bits, b.upper_bits) == (0.0, 2.0) and b.holds, f"{b}"
+    assert b.to_json()["holds"] is True, "JSON carries the verdict"
+    with pytest.raises(LamValueError, match=r"^embeddings is empty: the bracket needs \|S\| >= 1$"):
+        bracket_bits(np.zeros((0, 2), dtype=np.float32), 0.5)
+
+
+def test_bracket_holds_within_exactly_its_tolerance():
+    """Corollary 3's bracket ``lower <= exact <= upper`` is checked with a 1e-12 slack (bits
+    computed by ``log2`` may differ in the last place): within it the bracket holds, beyond it
+    not, for each inequality."""
+    assert Bracket(1.0 + 0.5e-12, 1.0, None, 2.0).holds, "lower above upper by half the slack: holds"
+    assert not Bracket(1.0 + 1.5e-12, 1.0, None, 2.0).holds, "lower above upper beyond the slack: fails"
+    assert Bracket(1.0, 2.0, 1.0 - 0.5e-12, 2.0).holds, "exact below lower within the slack: holds"
+    assert not Bracket(1.0, 2.0, 1.0 - 1.5e-12, 2.0).holds, "exact below lower beyond the slack: fails"
+    assert Bracket(1.0, 2.0, 2.0 + 0.5e-12, 2.0).holds, "exact above upper within the slack: holds"
+    assert not Bracket(1.0, 2.0, 2.0 + 1.5e-12, 2.0).holds, "exact above upper beyond the slack: fails"
+    assert not Bracket(1.0, 2.0, 0.5, 2.0).holds and not Bracket(1.0, 2.0, 2.5, 2.0).holds, "exact outside the bracket"
+
+
+def test_time_limit_reaches_the_solver():
+    """``time_limit`` is passed to HiGHS: with a limit of 0 s the solver stops before any
+    solution and the refusal says so (instead of solving without a limit)."""
+    rng = np.random.default_rng(0)
+    e = rng.standard_normal((60, 3))
+    e = (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
+    with pytest.raises(LamValueError, match=r"^covering_number: the MILP solver returned no solution \(Time limit reached"):
+        greedy_ceiling(e, 0.5, time_limit=0.0)
+    with pytest.raises(LamValueError, match="returned no solution"):
+        bracket_bits(e, 0.5, time_limit=0.0)
+    with pytest.raises(LamValueError, match=r"^packing_number: the MILP solver returned no solution"):
+        packing_number(e, 0.5, time_limit=0.0)
+    with pytest.raises(LamValueError, match=r"^token_weighted_optimum: the MILP solver returned no solution"):
+        token_weighted_optimum(e, 0.5, weights=np.ones(60), time_limit=0.0)
+
+
+def test_ceiling_records_both_thresholds_and_hull_takes_a_row_vector():
+    """The ceiling record carries ``t`` and ``t' = 4t - 3`` (Theorem 2); ``hull_distance`` takes
+    the point as a flat vector or a ``(1, D)`` row alike."""
+    from lam_ref.covering import hull_distance
+
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], dtype=np.float32)
+    c = greedy_ceiling(e, 0.75, exact=False)
+    assert (c.n, c.t, c.t_prime) == (4, 0.75, 0.0), f"n, t and t' of {c}"
+    v = np.array([[1.0, 0.0], [0.0, 1.0]])
+    x = np.array([1.0, 1.0])
+    flat, row = hull_distance(x, v), hull_distance(x.reshape(1, 2), v)
+    assert flat.distance == row.distance == pytest.approx(np.sqrt(0.5), abs=1e-12), f"{flat.distance}, {row.distance}"
+
+
+@pytest.mark.claim("HULL")
+@pytest.mark.parametrize(("dim", "m", "seed"), [(2, 3, 19), (2, 4, 1), (2, 5, 2), (2, 6, 3), (3, 3, 101), (3, 4, 3), (3, 5, 3), (3, 6, 3)])
+def test_hull_distance_when_the_affine_minimiser_leaves_the_simplex(dim, m, seed):
+    """Instances (found by search) on which Wolfe's minor cycle runs: the affine minimiser of the
+    active set has a weight ``<= 0`` and is clipped back into the simplex. The result is still
+    certified: weights on the simplex reproduce the point, and the lower bound recomputed here
+    from the separating direction (valid for any direction, by duality) meets the distance."""
+    from lam_ref.covering import hull_distance
+
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((m, dim))
+    x = rng.standard_normal(dim) * 2
+    h = hull_distance(x, v)
+    assert h.weights.min() >= 0 and abs(h.weights.sum() - 1) < 1e-12, f"weights off the simplex: {h.weights}"
+    assert np.allclose(h.weights @ v, h.point, atol=1e-12), "weights do not reproduce the point"
+    upper = float(np.linalg.norm(x - h.point))
+    assert upper > 1e-6 and h.direction is not None, "x lies outside the hull in these instances"
+    w = (x - h.point) / upper
+    lower = max(0.0, float(np.min((x - v) @ w)))
+    assert abs(h.distance - upper) <= 1e-12 and upper - lower <= 1e-9, f"certificate [{lower}, {upper}]"
+    assert h.lower == pytest.approx(lower, abs=1e-12) and h.upper == pytest.approx(upper, abs=1e-12), f"{h.lower}, {h.upper}"
+
+
+def test_brute_force_results_and_the_first_bad_weight():
+    """Brute-force results say ``method = "brute"`` with a wall time between 0 and the call's;
+    the refusal of bad weights names the first bad one, after valid zero and fractional weights."""
+    adj = np.array([[True, True, False], [True, True, True], [False, True, True]])
+    for solve in (brute_force_covering, brute_force_packing, lambda a: brute_force_weighted_covering(a, [1.0, 3.0, 1.0])):
+        t0 = time.perf_counter()
+        res = solve(adj)
+        took = time.perf_counter() - t0
+        assert res.method == "brute" and 0.0 <= res.wall_time_s <= took, f"{res.method}, {res.wall_time_s} vs {took}"
+        assert res.optimal and res.lower == res.value == res.upper, f"{res}"
+    assert brute_force_weighted_covering(adj, [1.0, 3.0, 1.0]).value == 2.0, "the two light ends beat the heavy middle"
+    with pytest.raises(LamValueError, match=r"^weights\[2\] must be finite and >= 0, got -1\.0$"):
+        token_weighted_optimum(adj, weights=[0.0, 0.5, -1.0])
