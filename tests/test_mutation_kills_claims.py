@@ -157,7 +157,7 @@ def test_scan_markers_skips_build_folders_and_reads_any_bytes(tmp_path):
     with bytes that are not UTF-8 is still scanned; a ``pytestmark`` (even indented, as in a
     class) names no single test; a decorator marker names the next ``def``, not an earlier one."""
     _write(tmp_path, "tests/test_a.py",
-           b"def helper():\n    pass\n@pytest.mark." + MARK.encode() + b'("AAA")\ndef test_a():\n    pass\n')
+           b"def helper(): pass\n@pytest.mark." + MARK.encode() + b'("AAA")\ndef test_a():\n    pass\n')
     _write(tmp_path, "tests/test_b.py", b"# \xff\xfe not utf-8\npytestmark = pytest.mark." + MARK.encode() + b'("BBB")\n'
            b"def test_b():\n    pass\n")
     _write(tmp_path, "tests/test_c.py", b"class TestC:\n    pytestmark = pytest.mark." + MARK.encode() + b'("CCC")\n'
@@ -165,7 +165,7 @@ def test_scan_markers_skips_build_folders_and_reads_any_bytes(tmp_path):
     for skipped in (".venv", "__pycache__", "site"):
         _write(tmp_path, f"tests/{skipped}/test_d.py", b"@" + MARK.encode() + b'("DDD")\ndef test_d():\n    pass\n')
     got = [(m.claim, m.path, m.line, m.test) for m in scan_markers(tmp_path)]
-    assert got == [("AAA", "tests/test_a.py", 3, "test_a"), ("BBB", "tests/test_b.py", 2, None),
+    assert got == [("AAA", "tests/test_a.py", 2, "test_a"), ("BBB", "tests/test_b.py", 2, None),
                    ("CCC", "tests/test_c.py", 2, None)], f"markers found: {got}"
 
 
@@ -349,3 +349,21 @@ def test_prop1_measure_counts_injective_queries():
     assert one["two_delta"] == pytest.approx(2 * delta_from_t(t)), f"{one}"
     two = REG["PROP1"].measure(_ctx(e, t, n_queries=16, top_k=2)).values
     assert two["injective_queries"] == 0 and 0 < two["max_collapse"] <= two["two_delta"], f"k = 2 always collapses: {two}"
+
+
+@pytest.mark.claim("THM2")
+def test_thm2_rates_from_the_counts():
+    """THM2's rates: removed ``1 - kept/n``, ceiling ``1 - kept(2δ)/n``, optimum ``1 - N/n``, and
+    the attained share of each (``None`` where the denominator is 0 or ``N`` is unknown)."""
+    from lam_ref.claims.thm2 import rates
+
+    m = {"n": 10, "kept": 4, "kept_2delta": 2, "N": 3}
+    rates(m)
+    assert (m["attained"], m["ceiling"], m["optimum"]) == pytest.approx((0.6, 0.8, 0.7)), f"{m}"
+    assert m["attained_of_ceiling"] == pytest.approx(0.75) and m["attained_of_optimum"] == pytest.approx(0.6 / 0.7), f"{m}"
+    z = {"n": 4, "kept": 4, "kept_2delta": 4, "N": 4}
+    rates(z)
+    assert (z["attained_of_ceiling"], z["attained_of_optimum"]) == (None, None), f"nothing removable: no share: {z}"
+    u = {"n": 4, "kept": 2, "kept_2delta": 1, "N": None}
+    rates(u)
+    assert (u["optimum"], u["attained_of_optimum"]) == (None, None) and u["attained_of_ceiling"] == pytest.approx(2 / 3), f"{u}"
