@@ -66,8 +66,10 @@ def score_deficits(embeddings: Any, kept: Any, queries: Any) -> np.ndarray:
     """
     e = np.asarray(embeddings, dtype=np.float64)
     k = np.asarray(kept, dtype=bool)
-    if k.shape != (e.shape[0],) or (e.shape[0] and not k.any()):
-        raise LamValueError(f"kept must be a non-empty boolean mask of shape ({e.shape[0]},)")
+    if k.shape != (e.shape[0],) or not k.any():
+        raise LamValueError(
+            f"kept must be a non-empty boolean mask of shape ({e.shape[0]},), got shape {k.shape} with {int(k.sum())} retained"
+        )
     q = np.atleast_2d(np.asarray(queries, dtype=np.float64))
     scores = q @ e.T
     return scores.max(axis=1) - scores[:, k].max(axis=1)
@@ -82,7 +84,7 @@ def measure(ctx) -> Measurement:
         "delta_hat": ctx.check.delta_hat,
         "delta": ctx.delta,
         "queries": int(defs.size),
-        "min_deficit": float(defs.min(initial=0.0)),
+        "min_deficit": float(defs.min()) if defs.size else 0.0,
         "max_deficit_all": float(defs.max()) if defs.size else 0.0,
     }
     return Measurement(values)
