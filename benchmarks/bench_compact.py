@@ -39,7 +39,7 @@ def _peak_rss_mib() -> float:
 
 def child(mode: str, target: str, encoder_name: str) -> None:
     """Run one memory measurement in this (fresh) process and print a JSON line."""
-    from lam_ref.commands.compact import check_result
+    from lam_ref.commands.compact import result_problems
     from lam_ref.text.encoders import get_encoder
     from lam_ref.text.pipeline import CompactionConfig, compact_paths, result_summary
 
@@ -54,7 +54,7 @@ def child(mode: str, target: str, encoder_name: str) -> None:
                 continue
             out["trajectories"] += 1
             out["chunks"] += res.chunks
-            out["problems"] += len(check_result(res))
+            out["problems"] += len(result_problems(res))
             result_summary(res)  # what the CLI keeps per trajectory
         out["seconds"] = time.perf_counter() - t0
     out["peak_rss_mib"] = _peak_rss_mib()

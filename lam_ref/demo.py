@@ -39,7 +39,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from .codec import DEFAULT_REL_EB  # noqa: E402
 from .commands._common import table  # noqa: E402
-from .commands.compact import TABLE_HEADER, check_result, display_ids, table_row  # noqa: E402
+from .commands.compact import TABLE_HEADER, display_ids, result_problems, table_row  # noqa: E402
 from .text.encoders import DEFAULT_ENCODER, get_encoder  # noqa: E402
 from .text.loaders import LoadFailure, iter_trajectories, load_file  # noqa: E402
 from .text.pipeline import CompactionConfig, CompactionResult, compact_trajectory, result_summary, summarize  # noqa: E402
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"encoder {encoder.name} (D={encoder.dim}, max {encoder.max_tokens} tokens, {encoder.device}), "
               f"loaded in {time.perf_counter() - t0:.1f} s; t = {config.threshold}, layers L1 -> L0")
         res = compact_trajectory(traj, encoder, config)
-        problems += check_result(res)
+        problems += result_problems(res)
         _report([res], config, "the demo agent's trajectory")
         shown = _most_compacted(res)
         if shown is not None:
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
                 problems.append(f"load failed: {item.error}")
                 continue
             r = compact_trajectory(item, encoder, config)
-            problems += check_result(r)
+            problems += result_problems(r)
             results.append(r)
         if results:
             total = _report(results, config, f"{len(results)} real SWE-agent trajectories from {shared}")

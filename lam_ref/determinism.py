@@ -48,7 +48,7 @@ import numpy as np
 
 from . import codec as _codec
 from . import digest as _digest
-from .devices import DEVICES, check_device, require_cuda
+from .devices import DEVICES, require_cuda, validate_device
 from .geometry import LamValueError, delta_sq, validate_embeddings, validate_positive_int, validate_threshold
 
 __all__ = [
@@ -225,7 +225,7 @@ def device_kwargs(device: Any) -> dict[str, Any]:
     """Keyword arguments that send :func:`lam_ref.substitution.substitute` to ``device``: ``{}`` for
     the CPU; ``{"device": "cuda"}`` when CuPy and a CUDA device are present; otherwise
     :class:`LamValueError` naming the device."""
-    return {} if check_device(device) == "cpu" else {"device": device}
+    return {} if validate_device(device) == "cpu" else {"device": device}
 
 
 def greedy_map(embeddings: Any, t: float, groups: Sequence[tuple[int, int]] | None = None, *, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
@@ -377,8 +377,7 @@ class _ProbeEncoder:
     """A sentence-transformers encoder at a given precision and device (``hash*`` names: the hashing encoder)."""
 
     def __init__(self, name: str, dtype: str, device: str) -> None:
-        from .text.encoders import HashingEncoder, SentenceTransformerEncoder
-        from .text.encoders import check_device as torch_device
+        from .text.encoders import HashingEncoder, SentenceTransformerEncoder, validate_torch_device
 
         self.dtype, self.device_name = dtype, device
         if name.lower().startswith("hash"):
@@ -390,7 +389,7 @@ class _ProbeEncoder:
             self.folder = None
             assert isinstance(self.enc, HashingEncoder)
             return
-        torch_device(device)
+        validate_torch_device(device)
         # a private instance: converting the cached encoder of get_encoder in place would change other callers
         self.enc = SentenceTransformerEncoder(name, device=device)
         self.enc.source = name
@@ -770,7 +769,7 @@ def probe(
     ts = _parse_list(thresholds, "thresholds", _threshold)
     if dtype not in DTYPES:
         raise LamValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    device = check_device(device)
+    device = validate_device(device)
     if threads is not None:
         threads = validate_positive_int(threads, "threads")
     lay = tuple(layers)

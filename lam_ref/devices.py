@@ -14,7 +14,7 @@ import numpy as np
 
 from .geometry import LamValueError
 
-__all__ = ["DEVICES", "array_module", "check_device", "require_cuda"]
+__all__ = ["DEVICES", "array_module", "validate_device", "require_cuda"]
 
 #: The devices lam_ref's array kernels run on.
 DEVICES = ("cpu", "cuda")
@@ -39,14 +39,14 @@ def require_cuda() -> Any:
     return cupy
 
 
-def check_device(device: Any, name: str = "device") -> str:
+def validate_device(device: Any, name: str = "device") -> str:
     """``'cpu'`` or ``'cuda'`` (CUDA checked for CuPy and a device).
 
     Raises:
         LamValueError: ``device`` is not one of :data:`DEVICES`, or CUDA is unusable (names ``name``).
 
     Examples:
-        >>> check_device("cpu")
+        >>> validate_device("cpu")
         'cpu'
     """
     if device not in DEVICES:
@@ -66,4 +66,4 @@ def array_module(device: str = "cpu") -> Any:
         >>> array_module("cpu") is np
         True
     """
-    return np if check_device(device) == "cpu" else require_cuda()
+    return np if validate_device(device) == "cpu" else require_cuda()

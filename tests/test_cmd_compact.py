@@ -189,10 +189,10 @@ def test_device_is_checked(tmp_path, capsys):
     src = _write(tmp_path / "t.traj", _traj(1))
     rc, _, err = _run(capsys, "compact", str(src), "--encoder", "hash", "--device", "cuda")
     assert rc == 2 and "'cuda'" in err and "hashing encoder" in err, err
-    from lam_ref.text.encoders import check_device
+    from lam_ref.text.encoders import validate_torch_device
 
     with pytest.raises(Exception, match="torch device such as"):
-        check_device("nosuchdev")
+        validate_torch_device("nosuchdev")
 
 
 def test_written_files_get_the_usual_mode(tmp_path, capsys):

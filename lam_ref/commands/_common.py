@@ -94,7 +94,7 @@ def add_save_embeddings(p: argparse.ArgumentParser) -> None:
                    help="save the window embeddings (float32, corpus order; ids in OUT.ids.json) as .npy")
 
 
-def check_batch_size(value: Any, name: str = "--batch-size") -> int:
+def validate_batch_size(value: Any, name: str = "--batch-size") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise LamValueError(f"{name} must be an integer >= 1, got {value!r}")
     return value
@@ -104,7 +104,7 @@ def check_batch_size(value: Any, name: str = "--batch-size") -> int:
 # inputs and outputs, checked before any model loads
 
 
-def check_input_paths(paths: Iterable[str], name: str = "PATH") -> list[str]:
+def validate_input_paths(paths: Iterable[str], name: str = "PATH") -> list[str]:
     """Every input path exists and can be read (a file) or listed (a folder): else one
     :class:`LamValueError` naming the path and the problem (exit 2 before any work)."""
     out = []
@@ -126,7 +126,7 @@ def plan_trajectory_files(paths: Iterable[str], fmt: str | None) -> list[tuple[P
     path, an unreadable one or a folder without trajectory files is a :class:`LamValueError` (exit 2)."""
     from ..text.loaders import LoadFailure, iter_trajectory_files
 
-    paths = check_input_paths(paths)
+    paths = validate_input_paths(paths)
     files: list[tuple[Path, str]] = []
     for item in iter_trajectory_files(paths, fmt):
         if isinstance(item, LoadFailure):
@@ -146,7 +146,7 @@ def _probe_dir(directory: Path, what: str) -> None:
     os.unlink(tmp)
 
 
-def check_output_file(path: str, name: str, *, mkdir: bool = False) -> None:
+def validate_output_file(path: str, name: str, *, mkdir: bool = False) -> None:
     """Refuse, before any work, an output file path that cannot be written: a folder, a file
     inside something that is not a folder, a missing folder (unless ``mkdir``, which creates it
     now), a folder where no file can be created, or an existing file that cannot be replaced."""
@@ -174,7 +174,7 @@ def check_output_file(path: str, name: str, *, mkdir: bool = False) -> None:
         raise LamValueError(f"{what}: exists and is not a regular file")
 
 
-def check_output_dir(path: str, name: str, *, mkdir: bool = False) -> None:
+def validate_output_dir(path: str, name: str, *, mkdir: bool = False) -> None:
     """Refuse, before any work, an output folder that exists as something else, is missing (unless
     ``mkdir``, which creates it now) or where no file can be created."""
     p = Path(path)
@@ -196,10 +196,10 @@ def check_output_dir(path: str, name: str, *, mkdir: bool = False) -> None:
     _probe_dir(p, what)
 
 
-def check_json_dest(dest: str | None, *, mkdir: bool = False) -> None:
+def validate_json_dest(dest: str | None, *, mkdir: bool = False) -> None:
     """``--json``: ``-`` (stdout) or a writable file path."""
     if dest and dest != "-":
-        check_output_file(dest, "--json", mkdir=mkdir)
+        validate_output_file(dest, "--json", mkdir=mkdir)
 
 
 # ----------------------------------------------------------------------------------------------

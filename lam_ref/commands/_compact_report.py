@@ -144,7 +144,7 @@ class ResidualWriter:
         return rpath, apath
 
 
-def check_result(res: CompactionResult) -> list[str]:
+def result_problems(res: CompactionResult) -> list[str]:
     """Problems found by ``--check``: ``δ̂ > δ`` (THM1), an audit round trip that fails (SPEC §8), or
     an L2 reconstruction outside its error bound (SPEC §9)."""
     problems = []
@@ -164,7 +164,7 @@ def check_result(res: CompactionResult) -> list[str]:
     return problems
 
 
-def check_written(audit_path: Path, res: CompactionResult | MappedResidual) -> list[str]:
+def written_problems(audit_path: Path, res: CompactionResult | MappedResidual) -> list[str]:
     """``--check`` with ``--residual-dir``: the files as written (read back, as ``lam-ref restore``
     reads them) give every original record, all fields, not just the in-memory round trip; from
     the JSONL residual and, when written, from the native one (per-trajectory results and the

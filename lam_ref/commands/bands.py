@@ -8,10 +8,10 @@ from ..bands import band_recall
 from ._common import (
     add_json,
     add_mkdir,
-    check_input_paths,
-    check_json_dest,
     load_embeddings,
     table,
+    validate_input_paths,
+    validate_json_dest,
     write_json,
 )
 
@@ -30,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_input_paths([args.embeddings])
-    check_json_dest(args.json, mkdir=args.mkdir)
+    validate_input_paths([args.embeddings])
+    validate_json_dest(args.json, mkdir=args.mkdir)
     e = load_embeddings(args.embeddings)
     results = [
         band_recall(e, t, r=r, rel=rel, normalize=args.normalize)

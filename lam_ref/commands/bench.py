@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..geometry import LamValueError
-from ._common import check_output_file, table, write_json
+from ._common import table, validate_output_file, write_json
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -208,7 +208,7 @@ def measure_constants(*, encoder: str = "all-MiniLM-L6-v2", data: Path | None = 
 
 def run(args: argparse.Namespace) -> int:
     if args.out:
-        check_output_file(args.out, "--out")
+        validate_output_file(args.out, "--out")
     data = Path(args.data) if args.data else _default_data()
     if args.data and not data.exists():
         raise LamValueError(f"--data {args.data!r} does not exist")

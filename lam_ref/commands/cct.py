@@ -19,7 +19,7 @@ import numpy as np
 
 from .._io import atomic_write
 from ..geometry import LamValueError
-from ._common import check_output_file, pyplot, table, write_json
+from ._common import pyplot, table, validate_output_file, write_json
 
 LARGE_QUERIES = 5_000
 
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _validate_common(args: argparse.Namespace) -> None:
     if args.json and args.json != "-":
-        check_output_file(args.json, "--json")
+        validate_output_file(args.json, "--json")
 
 
 def run_membership(args: argparse.Namespace) -> int:
@@ -72,7 +72,7 @@ def run_membership(args: argparse.Namespace) -> int:
 
     _validate_common(args)
     if args.plot:
-        check_output_file(args.plot + ".png", "--plot")
+        validate_output_file(args.plot + ".png", "--plot")
     queries = LARGE_QUERIES if args.large else args.queries
     if args.members < 1:
         raise LamValueError(f"--members must be >= 1, got {args.members}")

@@ -32,13 +32,13 @@ from ._common import (
     add_progress,
     add_save_embeddings,
     add_threshold,
-    check_batch_size,
-    check_json_dest,
-    check_output_dir,
-    check_output_file,
     plan_trajectory_files,
     planned_trajectories,
     table,
+    validate_batch_size,
+    validate_json_dest,
+    validate_output_dir,
+    validate_output_file,
     write_json,
 )
 from ._compact_report import (  # noqa: F401  (re-exported: demo, sweep and tests use them from here)
@@ -47,13 +47,13 @@ from ._compact_report import (  # noqa: F401  (re-exported: demo, sweep and test
     TABLE_LEGEND,
     ResidualWriter,
     _pct,
-    check_result,
-    check_written,
     display_ids,
     parse_layers,
+    result_problems,
     safe_name,
     short_id,
     table_row,
+    written_problems,
 )
 
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         layers=parse_layers(args.layers),
         window=args.window,
-        batch_size=check_batch_size(args.batch_size),
+        batch_size=validate_batch_size(args.batch_size),
         driver=args.driver,
         exhaustive=args.exhaustive,
         both_orders=args.both_orders,
@@ -115,11 +115,11 @@ def run(args: argparse.Namespace) -> int:
         l0_net_positive=args.l0_stubs == "net-positive",
     )
     files = plan_trajectory_files(args.paths, args.format)
-    check_json_dest(args.json, mkdir=args.mkdir)
+    validate_json_dest(args.json, mkdir=args.mkdir)
     if args.residual_dir:
-        check_output_dir(args.residual_dir, "--residual-dir", mkdir=args.mkdir)
+        validate_output_dir(args.residual_dir, "--residual-dir", mkdir=args.mkdir)
     if args.save_embeddings:
-        check_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
+        validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
     if args.save_embeddings and not config.uses_encoder:
         raise LamValueError(f"--save-embeddings needs layer l1 (no windows are encoded with --layers {args.layers})")
     if wants_cluster(args):  # Dask: --workers / --scheduler / --resume / --scope corpus (docs/scale.md)
@@ -154,11 +154,11 @@ def run(args: argparse.Namespace) -> int:
             if saver is not None and "orig" in cache:
                 saver.add(item.id, cache["orig"])
             if args.check:
-                problems.extend(check_result(res))
+                problems.extend(result_problems(res))
             if writer is not None:
                 _, apath = writer.write(res)
                 if args.check:
-                    problems.extend(check_written(apath, res))
+                    problems.extend(written_problems(apath, res))
             summaries.append(result_summary(res))
     finally:
         progress.close()

@@ -63,11 +63,11 @@ from ..text.records import Trajectory
 from ._common import (
     RunProgress,
     add_progress,
-    check_output_file,
     loaded_trajectories,
     plan_trajectory_files,
     pyplot,
     table,
+    validate_output_file,
     write_json,
 )
 from .sweep import gold_key, load_gold, validate_taus
@@ -166,13 +166,13 @@ def validate_args(args: argparse.Namespace) -> Plan:
     _int(args.gem_min_blocks, "--gem-min-blocks", 0)
     _int(args.batch_size, "--batch-size", 1)
     if args.json and args.json != "-":
-        check_output_file(args.json, "--json")
+        validate_output_file(args.json, "--json")
     if args.plot:
         if Path(args.plot).suffix.lower() != ".png":
             raise LamValueError(f"--plot must name a .png file (the .svg is written next to it), got {args.plot!r}")
         if not args.gold:
             raise LamValueError(f"--plot {args.plot!r} needs --gold (the plot's y axis is evidence retained)")
-        check_output_file(args.plot, "--plot")
+        validate_output_file(args.plot, "--plot")
     return Plan(methods, ops, taus, seeds)
 
 
@@ -349,7 +349,7 @@ def run(args: argparse.Namespace) -> int:
             elif method == "gem":
                 _, units, _ = step_units(t)
                 vectors = None
-                if G.check_protocol(t, units) is None and len(units) >= args.gem_min_blocks:
+                if G.protocol_problem(t, units) is None and len(units) >= args.gem_min_blocks:
                     assert encoder is not None
                     encoder.current = "gem_blocks"
                     t0 = time.perf_counter()

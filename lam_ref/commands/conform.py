@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from ..geometry import LamValueError
-from ._common import add_mkdir, check_input_paths, check_json_dest
+from ._common import add_mkdir, validate_input_paths, validate_json_dest
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -94,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
         return _list()
     if args.json == "-":
         raise LamValueError("--json -: the conformance report is written to a file; give a path")
-    check_json_dest(args.json, mkdir=args.mkdir)
-    check_input_paths([f for f in (args.skips_file, args.xfails_file) if f])
+    validate_json_dest(args.json, mkdir=args.mkdir)
+    validate_input_paths([f for f in (args.skips_file, args.xfails_file) if f])
     import pytest
 
     with tempfile.TemporaryDirectory(prefix="lam-conform-") as tmp:

@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import determinism as det
 from ..distributed.cli import add_cluster_options, probe_steps
 from ..geometry import LamValueError
-from ._common import check_output_file, table, write_json
+from ._common import table, validate_output_file, write_json
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -83,7 +83,7 @@ def _int(text: str | None, name: str) -> int | None:
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    check_output_file(args.out, "--out")
+    validate_output_file(args.out, "--out")
     if Path(args.out).exists() and not Path(args.out).is_file():
         raise LamValueError(f"--out {args.out!r} is not a regular file")
     steps = probe_steps(args)  # --workers/--scheduler: the steps as Dask tasks (docs/scale.md)
@@ -133,7 +133,7 @@ def _probe(args: argparse.Namespace, steps: object) -> dict:
 
 def run_compare(args: argparse.Namespace) -> int:
     if args.json and args.json != "-":
-        check_output_file(args.json, "--json")
+        validate_output_file(args.json, "--json")
     docs = [det.load_report(p) for p in args.reports]
     res = det.compare(docs, allow_different_inputs=args.allow_different_inputs)
     out = sys.stderr if args.json == "-" else sys.stdout

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import costmodel as cm
 from ..geometry import LamValueError
-from ._common import check_output_file, pyplot, table, write_json
+from ._common import pyplot, table, validate_output_file, write_json
 
 _TITLES = {
     "2": "Table 2: mean modelled latency per turn (s), 1,453 growth turns, Llama-3.1-8B",
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         if Path(args.plot).suffix.lower() != ".png":
             raise LamValueError(f"--plot {args.plot!r} must end in .png (an .svg is written beside it)")
-        check_output_file(args.plot, "--plot")
+        validate_output_file(args.plot, "--plot")
     names = args.table or list(cm.TABLES)
     out: dict[str, Any] = {"device": device.to_json(), "tables": {}}
     for name in names:

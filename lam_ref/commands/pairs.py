@@ -35,12 +35,12 @@ from ._common import (
     add_progress,
     add_save_embeddings,
     add_threshold,
-    check_batch_size,
-    check_json_dest,
-    check_output_file,
     plan_trajectory_files,
     planned_trajectories,
     table,
+    validate_batch_size,
+    validate_json_dest,
+    validate_output_file,
     write_json,
 )
 
@@ -160,13 +160,13 @@ def _snippet(text: str, width: int = 100) -> str:
 
 def run(args: argparse.Namespace) -> int:
     t = validate_threshold(args.threshold, "--threshold")
-    check_batch_size(args.batch_size)
+    validate_batch_size(args.batch_size)
     if isinstance(args.top, bool) or args.top < 0:
         raise LamValueError(f"--top must be an integer >= 0, got {args.top!r}")
     files = plan_trajectory_files(args.paths, args.format)
-    check_json_dest(args.json, mkdir=args.mkdir)
+    validate_json_dest(args.json, mkdir=args.mkdir)
     if args.save_embeddings:
-        check_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
+        validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
     encoder = get_encoder(args.encoder, args.device)
     tok = get_tokenizer()
     saver = EmbeddingSaver(args.save_embeddings or "unused.npy")

@@ -29,10 +29,10 @@ from ..text.native import native_records, write_native
 from ._common import (
     add_json,
     add_mkdir,
-    check_input_paths,
-    check_json_dest,
-    check_output_dir,
     table,
+    validate_input_paths,
+    validate_json_dest,
+    validate_output_dir,
     write_json,
     write_jsonl,
 )
@@ -163,10 +163,10 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    files = audit_files(check_input_paths(args.paths), native=args.residual_format == "native")
-    check_json_dest(args.json, mkdir=args.mkdir)
+    files = audit_files(validate_input_paths(args.paths), native=args.residual_format == "native")
+    validate_json_dest(args.json, mkdir=args.mkdir)
     if args.out:
-        check_output_dir(args.out, "--out", mkdir=args.mkdir)
+        validate_output_dir(args.out, "--out", mkdir=args.mkdir)
     rows: list[list[Any]] = []
     report: list[dict[str, Any]] = []
     failed = 0

@@ -14,11 +14,11 @@ from ..substitution import oracle, substitute
 from ._common import (
     add_json,
     add_mkdir,
-    check_input_paths,
-    check_json_dest,
-    check_output_file,
     load_embeddings,
     table,
+    validate_input_paths,
+    validate_json_dest,
+    validate_output_file,
     write_json,
 )
 
@@ -43,10 +43,10 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_input_paths([args.embeddings])
-    check_json_dest(args.json, mkdir=args.mkdir)
+    validate_input_paths([args.embeddings])
+    validate_json_dest(args.json, mkdir=args.mkdir)
     if args.map_out:
-        check_output_file(args.map_out, "--map-out", mkdir=args.mkdir)
+        validate_output_file(args.map_out, "--map-out", mkdir=args.mkdir)
     on_device = device_kwargs(args.device)
     if wants_cluster(args):  # Dask: the corpus-scope greedy over the rows (docs/scale.md)
         refuse_serial_only(args, [("--device cuda", on_device)])

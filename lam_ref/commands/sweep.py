@@ -64,12 +64,12 @@ from ._common import (
     add_mkdir,
     add_progress,
     add_save_embeddings,
-    check_batch_size,
-    check_json_dest,
-    check_output_file,
     plan_trajectory_files,
     planned_trajectories,
     table,
+    validate_batch_size,
+    validate_json_dest,
+    validate_output_file,
     write_json,
 )
 from .compact import parse_layers
@@ -279,7 +279,7 @@ def validate_args(args: argparse.Namespace) -> _Plan:
     taus = validate_taus(args.taus)
     if isinstance(args.recall_k, bool) or not isinstance(args.recall_k, int) or args.recall_k < 0:
         raise LamValueError(f"--recall-k must be an integer >= 0 (0 skips retrieval), got {args.recall_k!r}")
-    check_batch_size(args.batch_size)
+    validate_batch_size(args.batch_size)
     net_positive = getattr(args, "l0_stubs", "net-positive") == "net-positive"
     try:
         layers = parse_layers(args.layers)
@@ -290,9 +290,9 @@ def validate_args(args: argparse.Namespace) -> _Plan:
         raise LamValueError(f"--layers must be l1,l0, l0,l1, l1 or l0, got {args.layers!r} ({exc})") from exc
     files = plan_trajectory_files(args.paths, args.format)
     mkdir = getattr(args, "mkdir", False)
-    check_json_dest(args.json, mkdir=mkdir)
+    validate_json_dest(args.json, mkdir=mkdir)
     if getattr(args, "save_embeddings", None):
-        check_output_file(args.save_embeddings, "--save-embeddings", mkdir=mkdir)
+        validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=mkdir)
         if "l1" not in layers:
             raise LamValueError(f"--save-embeddings needs layer l1 (no windows are encoded with --layers {args.layers})")
     gold = load_gold(args.gold) if args.gold else None

@@ -19,12 +19,12 @@ from ._common import (
     add_json,
     add_mkdir,
     add_progress,
-    check_input_paths,
-    check_json_dest,
     load_embeddings,
     plan_trajectory_files,
     planned_trajectories,
     table,
+    validate_input_paths,
+    validate_json_dest,
     write_json,
 )
 
@@ -126,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
     from ..verify import aggregate, table_rows
 
     opts = _options(args)
-    check_input_paths(args.paths)  # before any model loads: a missing input costs nothing
-    check_json_dest(args.json, mkdir=args.mkdir)
+    validate_input_paths(args.paths)  # before any model loads: a missing input costs nothing
+    validate_json_dest(args.json, mkdir=args.mkdir)
     as_traj = args.trajectories or not all(Path(p).suffix in (".npy", ".npz") for p in args.paths)
     if as_traj:
         plan_trajectory_files(args.paths, args.format)

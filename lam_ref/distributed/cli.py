@@ -62,11 +62,11 @@ def refuse_serial_only(args: argparse.Namespace, options: list[tuple[str, Any]])
 @contextlib.contextmanager
 def _run_dir(resume: str | None):
     if resume is not None:
-        from ..commands._common import check_output_dir
+        from ..commands._common import validate_output_dir
 
         # --resume names the run's state folder: created when missing (its parent must exist),
         # like the state a rerun finds there (docs/cli.md, docs/scale.md).
-        check_output_dir(resume if Path(resume).exists() else str(Path(resume).resolve().parent), "--resume")
+        validate_output_dir(resume if Path(resume).exists() else str(Path(resume).resolve().parent), "--resume")
         Path(resume).mkdir(exist_ok=True)
         yield resume
         return
@@ -120,7 +120,7 @@ def file_run(args: argparse.Namespace, command: str, settings: dict[str, Any]) -
     """The prologue every per-file Dask run shares: list the inputs as the serial command does
     (a path argument that fails is a failure, the others go on), open the run folder (a temporary
     one, or ``--resume DIR`` checked against ``settings``)."""
-    from .trajectories import check_resume_dir, input_files
+    from .trajectories import input_files, validate_resume_dir
 
     out = sys.stderr if getattr(args, "json", None) == "-" else sys.stdout
     files, arg_failures = input_files(args.paths, args.format)
@@ -129,7 +129,7 @@ def file_run(args: argparse.Namespace, command: str, settings: dict[str, Any]) -
         for f in arg_failures:
             run.fail(f)
         if getattr(args, "resume", None) is not None:
-            check_resume_dir(run_dir, settings, files)
+            validate_resume_dir(run_dir, settings, files)
         yield run
 
 

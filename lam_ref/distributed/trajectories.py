@@ -29,7 +29,7 @@ from .._io import atomic_write_text
 from ..geometry import LamValueError
 
 __all__ = [
-    "check_resume_dir",
+    "validate_resume_dir",
     "compact_file",
     "corpus_digest",
     "digests_from_report",
@@ -135,14 +135,14 @@ def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool) -> 
     """Write trajectory ``k`` of file ``index``'s residual and audit store under ``stage/<index>/``
     (named by the driver later); with ``check``, the problems found reading them back."""
     from ..commands._common import write_jsonl
-    from ..commands._compact_report import check_written
+    from ..commands._compact_report import written_problems
     from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
 
     stage = Path(run_dir) / "stage" / f"{index:07d}"
     stage.mkdir(parents=True, exist_ok=True)
     write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
     apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
-    return check_written(apath, res) if check else []
+    return written_problems(apath, res) if check else []
 
 
 def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
@@ -153,7 +153,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
     residual and audit files (``residuals=True``) are staged under ``stage/<index>/`` and moved
     to their final names (which depend on all ids before them) by the driver.
     """
-    from ..commands._compact_report import check_result
+    from ..commands._compact_report import result_problems
     from ..text.encoders import get_encoder
     from ..text.pipeline import compact_trajectory, result_summary
 
@@ -167,7 +167,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
             failures.append(_failure(traj.path, f"compaction failed: {type(exc).__name__}: {exc}"))
             continue
         if check:
-            problems.extend(check_result(res))
+            problems.extend(result_problems(res))
         if residuals:
             problems.extend(_stage_residual(run_dir, index, k, res, check))
             staged.append(k)
@@ -282,7 +282,7 @@ def _input_stamp(path: str) -> list[Any]:
         return [path, None, None]
 
 
-def check_resume_dir(run_dir: str, settings: dict[str, Any], files: list[tuple[str, str]]) -> None:
+def validate_resume_dir(run_dir: str, settings: dict[str, Any], files: list[tuple[str, str]]) -> None:
     """Write ``settings.json`` into a new run folder, or refuse a folder written with other settings.
 
     ``settings`` holds everything that decides the outputs (threshold, layers, encoder, scope, ...);

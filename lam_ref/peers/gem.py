@@ -54,7 +54,7 @@ __all__ = [
     "GemSelection",
     "block_text",
     "captured_energy",
-    "check_protocol",
+    "protocol_problem",
     "gem",
     "gem_vectors",
     "greedy_completion",
@@ -198,7 +198,7 @@ def greedy_completion(x: np.ndarray, protected: Sequence[int], tau: float, k: in
 # blocks and protection (§3.1, §5.2, App. B)
 
 
-def check_protocol(traj: Trajectory, units: Sequence[Unit]) -> str | None:
+def protocol_problem(traj: Trajectory, units: Sequence[Unit]) -> str | None:
     """``None`` when every block has a call before its results, else the first problem found."""
     for u in units:
         roles = [traj.records[i].role for i in u.records]
@@ -289,7 +289,7 @@ def gem(traj: Trajectory, tokenizer: Tokenizer, config: GemConfig | None = None,
                             deleted_units=[], prefix_stable=False, wall_s=time.perf_counter() - t0,
                             extra={"unchanged": reason})
 
-    problem = check_protocol(traj, units)
+    problem = protocol_problem(traj, units)
     if problem is not None:
         return unchanged(f"invalid tool protocol: {problem}")
     if len(units) < cfg.min_blocks:

@@ -217,11 +217,11 @@ def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None) -> Encod
         if device not in (None, "cpu"):
             raise LamValueError(f"device {device!r}: the hashing encoder runs on the CPU (numpy); use 'cpu' or omit it")
         return HashingEncoder(int(m.group(1)) if m.group(1) else 256)
-    check_device(device)
+    validate_torch_device(device)
     return SentenceTransformerEncoder(name, device=device)
 
 
-def check_device(device: str | None) -> None:
+def validate_torch_device(device: str | None) -> None:
     """Refuse a device string torch cannot parse, or a CUDA device when torch sees none, before
     any model loads (the error names the device, not a model-loading failure)."""
     if device is None:
