@@ -167,16 +167,21 @@ typedef struct {
     size_t n[4];
 } stub_template;
 
+/* Append the stub text for (count, record, line) to out, without its '\n'. */
+static int put_stub(buf *out, const stub_template *tpl, Py_ssize_t count, long long record, Py_ssize_t line) {
+    if (buf_put(out, tpl->s[0], tpl->n[0]) < 0 || buf_put_int(out, count) < 0 ||
+        buf_put(out, tpl->s[1], tpl->n[1]) < 0 || buf_put_int(out, record) < 0 ||
+        buf_put(out, tpl->s[2], tpl->n[2]) < 0 || buf_put_int(out, line) < 0)
+        return -1;
+    return buf_put(out, tpl->s[3], tpl->n[3]) < 0 ? -1 : 0;
+}
+
 /* Append one stub line (and its '\n') to out; record its fields (count, record, line) and its
  * patch (byte start, byte end, the dropped lines' original bytes). */
 static int emit_stub(buf *out, const stub_template *tpl, Py_ssize_t count, long long record, Py_ssize_t line,
                      const char *orig, size_t orig_len, PyObject *fields, PyObject *patches) {
     size_t st = out->n;
-    if (buf_put(out, tpl->s[0], tpl->n[0]) < 0 || buf_put_int(out, count) < 0 ||
-        buf_put(out, tpl->s[1], tpl->n[1]) < 0 || buf_put_int(out, record) < 0 ||
-        buf_put(out, tpl->s[2], tpl->n[2]) < 0 || buf_put_int(out, line) < 0 ||
-        buf_put(out, tpl->s[3], tpl->n[3]) < 0)
-        return -1;
+    if (put_stub(out, tpl, count, record, line) < 0) return -1;
     PyObject *f = Py_BuildValue("(nLn)", count, record, line);
     PyObject *pt = Py_BuildValue("(nny#)", (Py_ssize_t)st, (Py_ssize_t)out->n, orig, (Py_ssize_t)orig_len);
     int bad = !f || !pt || PyList_Append(fields, f) < 0 || PyList_Append(patches, pt) < 0;
@@ -210,11 +215,7 @@ static Py_ssize_t end_run(buf *out, const stub_template *tpl, int net_positive, 
     if (net_positive && !keep && fewer_tokens != Py_None) {
         /* render the stub where it would go, ask the token rule, take it back if the run stays */
         size_t st = out->n;
-        if (buf_put(out, tpl->s[0], tpl->n[0]) < 0 || buf_put_int(out, count) < 0 ||
-            buf_put(out, tpl->s[1], tpl->n[1]) < 0 || buf_put_int(out, record) < 0 ||
-            buf_put(out, tpl->s[2], tpl->n[2]) < 0 || buf_put_int(out, line) < 0 ||
-            buf_put(out, tpl->s[3], tpl->n[3]) < 0)
-            return -1;
+        if (put_stub(out, tpl, count, record, line) < 0) return -1;
         PyObject *verdict = PyObject_CallFunction(fewer_tokens, "y#y#", out->p + st, (Py_ssize_t)(out->n - st), orig,
                                                   (Py_ssize_t)orig_len);
         out->n = st;
