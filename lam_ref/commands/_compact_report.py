@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..geometry import LamValueError
 from ..text.pipeline import CompactionResult, MappedResidual
-from ._common import write_jsonl
+from ._common import table, write_json, write_jsonl
 from .restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX, native_file, restore_one
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
@@ -100,6 +101,40 @@ def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> l
         "—" if not l2 or l2.get("ratio") is None else f"{l2['ratio']:.2f}×",
         s["deletion_digest"],
     ]
+
+
+def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, Any], config: Any, *,
+                  encoder: dict[str, Any], l0_stubs: str) -> None:
+    """The people's view of a compact run (serial or on Dask): one table row per trajectory, the
+    TOTAL row, and one line with the settings, the removal and the map digest. ``encoder`` is
+    the encoder's ``describe()`` record."""
+    labels = display_ids([str(s["id"]) for s in summaries])
+    rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
+    print(table(rows, TABLE_HEADER), file=out)
+    print(
+        f"encoder {encoder.get('name')} (D={encoder.get('dim')}), threshold t={config.threshold} (δ={config.delta:.4f}), "
+        f"layers {total['layers']}, L0 stubs {l0_stubs}; removal net {_pct(total['removal_net'])}, "
+        f"gross {_pct(total['removal_gross'])}, stub cost {_pct(total.get('stub_cost'))}; "
+        f"map digest {total['map_digest']}",
+        file=out,
+    )
+    print("columns: see `lam-ref compact --help` (legend)", file=out)
+
+
+def finish_run(report: dict[str, Any], json_dest: str | None, *, done: int, failed: int, problems: list[str]) -> int:
+    """End a compact run (serial or on Dask): name the failures and failed checks on stderr,
+    write the JSON report if asked, and return the exit status (0 ok; 1 an input or a check
+    failed, or no trajectory was found)."""
+    if failed:
+        print(f"lam-ref compact: {failed} of {failed + done} inputs failed", file=sys.stderr)
+    for prob in problems:
+        print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
+    if json_dest:
+        write_json(report, json_dest)
+    if not done and not failed:
+        print("lam-ref compact: no trajectories found", file=sys.stderr)
+        return 1
+    return 1 if (failed or problems) else 0
 
 
 def safe_name(traj_id: str) -> str:

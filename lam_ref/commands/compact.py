@@ -34,12 +34,10 @@ from ._common import (
     add_threshold,
     plan_trajectory_files,
     planned_trajectories,
-    table,
     validate_batch_size,
     validate_json_dest,
     validate_output_dir,
     validate_output_file,
-    write_json,
 )
 from ._compact_report import (  # noqa: F401  (re-exported: demo, sweep and tests use them from here)
     L0_STUB_RULES,
@@ -48,7 +46,9 @@ from ._compact_report import (  # noqa: F401  (re-exported: demo, sweep and test
     ResidualWriter,
     _pct,
     display_ids,
+    finish_run,
     parse_layers,
+    print_summary,
     result_problems,
     safe_name,
     short_id,
@@ -166,36 +166,17 @@ def run(args: argparse.Namespace) -> int:
         saver.save()
     total = summarize(summaries, config) if summaries else None
     if summaries:
-        labels = display_ids([str(s["id"]) for s in summaries])
-        rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
-        print(table(rows, TABLE_HEADER), file=out)
-        print(
-            f"encoder {encoder.name} (D={encoder.dim}), threshold t={config.threshold} (δ={config.delta:.4f}), "
-            f"layers {total['layers']}, L0 stubs {args.l0_stubs}; removal net {_pct(total['removal_net'])}, "
-            f"gross {_pct(total['removal_gross'])}, stub cost {_pct(total.get('stub_cost'))}; "
-            f"map digest {total['map_digest']}",
-            file=out,
-        )
-        print("columns: see `lam-ref compact --help` (legend)", file=out)
-    if failures:
-        print(f"lam-ref compact: {len(failures)} of {len(failures) + len(summaries)} inputs failed", file=sys.stderr)
-    for prob in problems:
-        print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
-    if args.json:
-        report = {
-            "config": config.to_json(),
-            "encoder": encoder.describe(),
-            "trajectories": [{k: v for k, v in s.items() if not k.startswith("_")} for s in summaries],
-            "total": total,
-            "failures": [f.to_json() for f in failures],
-            "checks": {"run": bool(args.check), "problems": problems},
-        }
-        if writer is not None:
-            report["residual_files"] = writer.written
-        if saver is not None:
-            report["embeddings"] = saver.describe()
-        write_json(report, args.json)
-    if not summaries and not failures:
-        print("lam-ref compact: no trajectories found", file=sys.stderr)
-        return 1
-    return 1 if (failures or problems) else 0
+        print_summary(out, summaries, total, config, encoder=encoder.describe(), l0_stubs=args.l0_stubs)
+    report = {
+        "config": config.to_json(),
+        "encoder": encoder.describe(),
+        "trajectories": [{k: v for k, v in s.items() if not k.startswith("_")} for s in summaries],
+        "total": total,
+        "failures": [f.to_json() for f in failures],
+        "checks": {"run": bool(args.check), "problems": problems},
+    }
+    if writer is not None:
+        report["residual_files"] = writer.written
+    if saver is not None:
+        report["embeddings"] = saver.describe()
+    return finish_run(report, args.json, done=len(summaries), failed=len(failures), problems=problems)

@@ -202,8 +202,7 @@ def _settings(args: argparse.Namespace, config: Any, scope: str) -> dict[str, An
 
 
 def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
-    from ..commands._common import table, write_json
-    from ..commands._compact_report import TABLE_HEADER, ResidualWriter, _pct, display_ids, table_row
+    from ..commands._compact_report import ResidualWriter, finish_run, print_summary
     from ..text.pipeline import summarize
     from .trajectories import corpus_digest, file_digest
 
@@ -230,34 +229,20 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
     total = summarize(summaries, config) if summaries else None
     cdig = corpus_digest(file_digests)
     if summaries:
-        labels = display_ids([str(s["id"]) for s in summaries])
-        rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
-        print(table(rows, TABLE_HEADER), file=out)
-        print(f"encoder {summaries[0]['encoder']}, threshold t={config.threshold} (δ={config.delta:.4f}), layers "
-              f"{total['layers']}; removal net {_pct(total['removal_net'])}, gross {_pct(total['removal_gross'])}; "
-              f"map digest {total['map_digest']}", file=out)
+        print_summary(out, summaries, total, config, encoder=summaries[0]["encoder_info"], l0_stubs=args.l0_stubs)
     print(f"corpus digest {cdig} over {len(run.files)} files ({run.where(spec)})", file=out)
-    if failures:
-        print(f"lam-ref compact: {len(failures)} of {len(failures) + len(summaries)} inputs failed", file=sys.stderr)
-    for prob in problems:
-        print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
-    if args.json:
-        report = {
-            "config": config.to_json(),
-            "encoder": summaries[0]["encoder_info"] if summaries else {"name": args.encoder},
-            "trajectories": [{k: v for k, v in s.items() if not k.startswith("_")} for s in summaries],
-            "total": total,
-            "failures": failures,
-            "checks": {"run": bool(args.check), "problems": problems},
-            "distributed": {**run.describe(spec), "file_digests": file_digests, "corpus_digest": cdig},
-        }
-        if writer is not None:
-            report["residual_files"] = writer.written
-        write_json(report, args.json)
-    if not summaries and not failures:
-        print("lam-ref compact: no trajectories found", file=sys.stderr)
-        return 1
-    return 1 if (failures or problems) else 0
+    report = {
+        "config": config.to_json(),
+        "encoder": summaries[0]["encoder_info"] if summaries else {"name": args.encoder},
+        "trajectories": [{k: v for k, v in s.items() if not k.startswith("_")} for s in summaries],
+        "total": total,
+        "failures": failures,
+        "checks": {"run": bool(args.check), "problems": problems},
+        "distributed": {**run.describe(spec), "file_digests": file_digests, "corpus_digest": cdig},
+    }
+    if writer is not None:
+        report["residual_files"] = writer.written
+    return finish_run(report, args.json, done=len(summaries), failed=len(failures), problems=problems)
 
 
 def _place_residuals(writer: Any, stage: Path, summaries: list[dict[str, Any]], staged: list[int]) -> list[str]:
