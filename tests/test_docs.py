@@ -13,19 +13,27 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIP_DIRS = {".git", ".venv", "site", "node_modules", "__pycache__", ".hypothesis", "build", "dist"}
+SKIP_DIRS = {".git", ".venv", "site", "node_modules", "__pycache__", ".hypothesis", "build", "dist", "mutants"}
 TEXT_SUFFIXES = {".py", ".md", ".yml", ".yaml", ".toml", ".txt", ".c", ".h", ".cfg", ".in", ".js", ".css", ""}
 #: ``../shared`` followed by anything but its data folder, or the external spec file by name.
 RULE_REF = re.compile(r"\.\./shared(?!/data)|\bshared/SPEC|\bSPEC\.md\b|shared/seeds")
 
 
 def _repo_files():
-    for dirpath, dirnames, filenames in os.walk(ROOT):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info")]
-        for name in filenames:
-            p = Path(dirpath, name)
-            if p.suffix in TEXT_SUFFIXES or name == "Makefile":
-                yield p
+    """The repository's text files: in a git checkout those git tracks or would track (so build
+    outputs it ignores, such as mutmut's ``mutants/`` copy, are not read); elsewhere a walk."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+        names = [Path(ROOT, n) for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
+    except (OSError, subprocess.CalledProcessError):
+        names = []
+        for dirpath, dirnames, filenames in os.walk(ROOT):
+            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info")]
+            names.extend(Path(dirpath, name) for name in filenames)
+    for p in names:
+        if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name == "Makefile"):
+            yield p
 
 
 def test_no_rule_reference_outside_the_repository():
