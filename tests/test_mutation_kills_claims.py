@@ -85,11 +85,17 @@ DESCRIBED = {
               ("injective on top-5: 3 queries, max gap 0.2500; max collapse 0.5000", "gap <= δ; collapse <= 2δ = 1.0000")),
     "PROP2": ({"N": 2, "R": 3, "M": None, "N_half": 5, "R_is_packing": True},
               ("N = 2 <= |R| = 3 <= M = — <= N(δ/2) = 5", "R is a δ-packing: yes")),
+    "PROP2-solved": ({"N": 2, "R": 3, "M": 4, "N_half": 5, "R_is_packing": True},
+                     ("N = 2 <= |R| = 3 <= M = 4 <= N(δ/2) = 5", "R is a δ-packing: yes")),
     "PROP2-large": ({"R": 3, "R_is_packing": False}, ("|R| = 3", "R is a δ-packing: no")),
     "THM2": ({"attained": 0.25, "optimum": 0.5, "N": None, "attained_of_optimum": 0.5, "attained_of_ceiling": 0.25,
               "ceiling": 1.0, "t_prime": 0.5},
              ("removed 25.00%; optimum ρ* 50.00% (N = —); 50.00% of optimum, 25.00% of ceiling",
               "ρ* <= ceiling ρ_greedy(2δ) = 100.00% (t' = 0.5000)")),
+    "THM2-solved": ({"attained": 0.25, "optimum": 0.5, "N": 3, "attained_of_optimum": 0.5, "attained_of_ceiling": 0.25,
+                     "ceiling": 1.0, "t_prime": 0.5},
+                    ("removed 25.00%; optimum ρ* 50.00% (N = 3); 50.00% of optimum, 25.00% of ceiling",
+                     "ρ* <= ceiling ρ_greedy(2δ) = 100.00% (t' = 0.5000)")),
 }
 
 
@@ -511,6 +517,8 @@ def test_cor3_rule_each_inequality_counts():
     assert holds({**tok, "T_opt": 12.0 + TOKEN_TOL}) is True, "T(δ) = T_greedy + tol holds"
     assert holds({**tok, "T_opt": 12.0 + 1e-6}) is False, "T(δ) above T_greedy fails"
     assert holds({**tok, "T_opt": None}) is True, "an unsolved T(δ) is not checked"
+    assert holds({"kept_2delta": 5, "R": 4, "N": None, "T_opt": 1.0, "T_greedy": 2.0}) is False, \
+        "a T(δ) that holds does not hide a failed bracket"
 
 
 @pytest.mark.claim("PROP2")
@@ -705,3 +713,80 @@ def test_eq1_residuals_on_all_pairs_and_on_a_sample():
     assert holds({"disagreements": 0, "within_slack": True}) is True, "no disagreement, within the slack"
     assert holds({"disagreements": 1, "within_slack": True}) is False, "a differing decision fails"
     assert holds({"disagreements": 0, "within_slack": False}) is False, "a residual beyond the slack fails"
+
+
+@pytest.fixture
+def probe_package(tmp_path, monkeypatch):
+    """A fresh package ``_lamref_probe`` on ``sys.path``: ``shadow`` is a submodule *and* a function
+    of the package (the function wins as attribute), ``lazy`` a submodule the package does not
+    import. Removed from ``sys.modules`` afterwards."""
+    import sys
+
+    pkg = tmp_path / "_lamref_probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .shadow import shadow\n")
+    (pkg / "shadow.py").write_text("def shadow():\n    return 1\n\n\nclass K:\n    def m(self):\n        return 2\n")
+    (pkg / "lazy.py").write_text("def f():\n    return 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "_lamref_probe"
+    for name in [n for n in sys.modules if n == "_lamref_probe" or n.startswith("_lamref_probe.")]:
+        del sys.modules[name]
+
+
+def test_resolve_imports_the_longest_module_prefix_then_attributes(probe_package):
+    """``resolve`` imports the longest prefix that is a module (a submodule the package does not
+    import included) and takes the rest as attributes: an attribute that shadows a submodule is
+    the attribute; a two-part name is a module's attribute."""
+    import importlib
+
+    from lam_ref.claims import resolve
+
+    shadow_mod = importlib.import_module(f"{probe_package}.shadow")
+    assert resolve(f"{probe_package}.shadow") is importlib.import_module(probe_package).shadow, "the function, not the module"
+    assert resolve(f"{probe_package}.shadow") is not shadow_mod, "the attribute shadows the submodule"
+    assert resolve(f"{probe_package}.shadow.K.m") is shadow_mod.K.m, "module, class, method"
+    assert resolve(f"{probe_package}.lazy.f")() == 3, "a submodule the package does not import is imported"
+    assert resolve("json.dumps") is importlib.import_module("json").dumps, "two parts: a module's attribute"
+    with pytest.raises(ImportError, match=r"cannot import 'nosuchmodule_xyz\.thing'"):
+        resolve("nosuchmodule_xyz.thing")
+
+
+def _bounded(value, lower, upper):
+    """The record of a MILP stopped by its time limit with a feasible, unproven solution."""
+    from lam_ref.covering import ExactResult
+
+    return ExactResult(float(value), np.zeros(0, dtype=np.int64), False, float(lower), float(upper), "milp", 0.0)
+
+
+@pytest.mark.claim("PROP2")
+def test_prop2_measure_reports_bounds_of_unfinished_solves():
+    """When a solver stops at its time limit, PROP2 reports no ``N``, ``M`` or ``N(δ/2)`` but the
+    certified bounds, and the rule is checked between those. The three solves are given as the
+    records a time-limited MILP returns (a time-out cannot be produced deterministically)."""
+    ctx = _ctx(_arc(0.0, 0.1, 0.2), CHAIN_T)
+    ctx.covering, ctx.packing, ctx.covering_half = _bounded(2, 1, 2), _bounded(2, 2, 3), _bounded(3, 2, 3)
+    m = REG["PROP2"].measure(ctx).values
+    assert (m["N"], m["M"], m["N_half"]) == (None, None, None), f"no value is exact: {m}"
+    assert (m["N_lower"], m["M_upper"], m["M_lower"], m["N_half_upper"]) == (1, 3, 2, 3), f"{m}"
+
+
+@pytest.mark.claim("COR3")
+def test_cor3_token_optimum_uses_the_time_limit_and_only_a_proven_value(monkeypatch):
+    """COR3 passes the context's time limit to the ``T(δ)`` MILP (with no time at all on 60 rows
+    the solver finds no solution and the error says so) and reports ``T(δ)`` only when proven
+    optimal. The exact ``N`` is solved first without a limit; the unproven ``T(δ)`` is the record
+    of a time-limited solve (a time-out with a solution cannot be produced deterministically)."""
+    from lam_ref.claims import cor3
+    from lam_ref.covering import covering_number
+    from lam_ref.geometry import LamValueError
+
+    rng = np.random.default_rng(0)
+    e = rng.standard_normal((60, 8))
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    ctx = _ctx(e, 0.3, weights=rng.uniform(1.0, 5.0, 60), time_limit=0.0)
+    ctx.covering = covering_number(ctx.e, 0.3)
+    with pytest.raises(LamValueError, match="token_weighted_optimum: the MILP solver returned no solution"):
+        REG["COR3"].measure(ctx)
+    monkeypatch.setattr(cor3, "token_weighted_optimum", lambda *a, **k: _bounded(2.0, 1.0, 2.0))
+    m = REG["COR3"].measure(_ctx(_arc(0.0, 0.1, 0.2), CHAIN_T, weights=[1.0, 5.0, 1.0])).values
+    assert m["T_opt"] is None and (m["T_greedy"], m["T_all"]) == (2.0, 7.0), f"an unproven T(δ) is not reported: {m}"
