@@ -833,3 +833,176 @@ def test_prop1_measure_with_an_empty_top_list():
     statement is vacuous, not an error)."""
     m = REG["PROP1"].measure(_ctx(_fan(), 0.99, n_queries=8, top_k=0)).values
     assert (m["injective_queries"], m["max_gap_injective"], m["min_gap_injective"], m["max_collapse"]) == (8, 0.0, 0.0, 0.0), f"{m}"
+
+
+@pytest.mark.claim("EQ1")
+def test_eq1_all_pairs_up_to_max_pairs_inclusive_and_the_roundoff_term():
+    """Ten rows have 45 pairs: ``max_pairs = 45`` takes all of them, ``44`` samples. On exact unit
+    rows the slack is the float64 round-off term alone, ``8 (D + 2) eps``."""
+    from lam_ref.claims.eq1 import eq1_residuals
+
+    e = _arc(*np.linspace(0.0, 1.5, 10))
+    assert eq1_residuals(e, 0.9, max_pairs=45)["pairs"] == 45, "all pairs when there are exactly max_pairs"
+    draws = np.random.default_rng(0).integers(0, 10, size=(2, 44))
+    assert eq1_residuals(e, 0.9, max_pairs=44)["pairs"] == int(np.sum(draws[0] != draws[1])), "44 < 45: sampled"
+    unit = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], dtype=np.float32)
+    got = eq1_residuals(unit, 0.5)
+    assert got["slack"] == 8.0 * 4 * np.finfo(np.float64).eps, f"no norm error: only round-off: {got}"
+
+
+@pytest.mark.claim("EQ1")
+def test_eq1_does_not_count_a_difference_inside_the_norm_error_band():
+    """Two rows of squared norm ``1 + 1e-4`` whose cosine is just above ``t = 0.5`` while their
+    squared distance is just above ``δ² = 1``: the two rules decide differently, but the pair is
+    inside the band the norm error allows, so it is no disagreement."""
+    from lam_ref.claims.eq1 import eq1_residuals
+
+    s, phi = np.sqrt(1 + 1e-4), np.arccos(0.50003)
+    e = (s * _arc(0.0, phi)).astype(np.float32)
+    e64 = e.astype(np.float64)
+    sq = float(np.sum((e64[0] - e64[1]) ** 2))
+    cos = float(e64[0] @ e64[1] / np.sqrt((e64[0] @ e64[0]) * (e64[1] @ e64[1])))
+    assert sq > 1.0 and cos >= 0.5, f"the rules differ on this pair: sq {sq}, cos {cos}"
+    got = eq1_residuals(e, 0.5)
+    assert (got["pairs"], got["disagreements"]) == (1, 0), f"inside the band: {got}"
+
+
+def test_functions_that_report_violations_accept_any_map():
+    """COR1's cover check, PROP1's deficits and THM1's adversarial queries take any map of the
+    right shape (a representative arriving later included, Definition 1 allows it)."""
+    from lam_ref.claims.cor1 import top_k_cover
+    from lam_ref.claims.prop1 import rank_deficits
+    from lam_ref.claims.thm1 import adversarial_queries
+
+    e = np.array([[0.6, 0.8], [1.0, 0.0]])
+    assert top_k_cover(e, [1, 1], [1.0, 0.0], 2, 0.5) is True, "row 0 is 0.894 from row 1, δ = 1"
+    rd = rank_deficits(e, [1, 1], [0.0, 1.0], 1)
+    assert rd.gaps.tolist() == [0.8] and rd.injective, f"{rd}"
+    q = adversarial_queries(e, [1, 1])
+    assert np.allclose(q, [[-0.4 / np.sqrt(0.8), 0.8 / np.sqrt(0.8)]]), f"normalize(e0 - e1): {q}"
+
+
+@pytest.mark.claim("COR1")
+def test_top_k_cover_bounds_are_inclusive_up_to_fp_tol():
+    """A member at exactly ``δ`` or ``δ + FP_TOL`` from its representative (in distance and in
+    score) is covered; one at ``δ + 2·FP_TOL`` is not."""
+    from lam_ref.claims import FP_TOL
+    from lam_ref.claims.cor1 import top_k_cover
+    from lam_ref.geometry import delta_from_t
+
+    t = 0.5
+    delta = delta_from_t(t)
+    for d, covered in ((delta, True), (delta + FP_TOL, True), (delta + 2 * FP_TOL, False)):
+        e = np.array([[0.0, 0.0], [d, 0.0]])
+        assert float(np.linalg.norm(e[0] - e[1])) == d, "the setup: the distance is exact"
+        assert top_k_cover(e, [1, 1], [-1.0, 0.0], 1, t) is covered, f"distance and score gap {d - delta:+.1e} from δ"
+
+
+@pytest.mark.claim("COR1")
+def test_top_k_cover_measures_float32_rows_in_float64():
+    """Rows given as float32 are measured in float64: a member whose float64 distance to its
+    representative is exactly ``δ`` is covered, whatever float32 arithmetic would round it to."""
+    from lam_ref.claims.cor1 import top_k_cover
+
+    found = 0
+    for a in np.linspace(0.3, 0.9, 61):
+        e = _arc(0.0, a).astype(np.float32)
+        e64 = e.astype(np.float64)
+        d = float(np.linalg.norm(e64[0] - e64[1]))
+        if float(np.linalg.norm(e[0] - e[1])) <= d + 2e-12:
+            continue  # float32 arithmetic would not round this one up: no evidence
+        found += 1
+        t = 1 - d * d / 2
+        assert top_k_cover(e, [0, 0], e64[1], 2, t), f"angle {a}: distance exactly δ = {d}"
+    assert found > 0, "some float32 distance rounds above its float64 value"
+
+
+@pytest.mark.claim("THM1")
+def test_score_deficits_and_hull_read_a_0_1_list_as_a_mask():
+    """``kept`` given as a list of 0/1 is the mask it spells (not row indices)."""
+    from lam_ref.claims.hull import hull_deficit
+    from lam_ref.claims.thm1 import score_deficits
+
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    got = score_deficits(e, [1, 0, 0], [0.0, 1.0])
+    assert got.tolist() == [1.0], f"only row 0 retained: deficit 1 - 0: {got}"
+    h = hull_deficit(e, [1, 0, 1])
+    assert h.solved == 1 and h.argmax == 1 and h.complete, f"only row 1 is deleted: {h}"
+
+
+@pytest.mark.claim("HULL")
+def test_hull_limit_solves_the_rows_farthest_from_their_nearest_retained_row():
+    """With ``limit = 1`` the deleted row whose *nearest* retained row is farthest is solved (not
+    the one with the largest total distance to ``R``, nor the nearest one)."""
+    from lam_ref.claims.hull import hull_deficit
+
+    # R = rows 0, 1 (at 0 and 90 degrees); row 2 at 10 degrees (near row 0, far from row 1 and
+    # from -row 0), row 3 at 40 degrees (nearest retained row 40 degrees away).
+    e = _arc(0.0, np.pi / 2, np.radians(10), np.radians(40))
+    h = hull_deficit(e, [True, True, False, False], limit=1)
+    assert (h.argmax, h.solved, h.complete) == (3, 1, False), f"row 3 is farthest from its nearest retained row: {h}"
+    full = hull_deficit(e, [True, True, False, False])
+    assert (full.solved, full.complete) == (2, True), f"{full}"
+
+
+@pytest.mark.claim("COR2")
+def test_map_entropy_and_cor3_tokens_computed_in_float64():
+    """A float32 law and float32 token weights are summed in float64 (the values as given)."""
+    from lam_ref.claims.cor2 import map_entropy
+
+    p32 = np.array([0.125, 0.375, 0.5], dtype=np.float32)
+    m = map_entropy([0, 1, 2], p32)
+    p64 = p32.astype(np.float64)
+    h = float(-(p64 * np.log2(p64)).sum())
+    assert m["H_X"] == pytest.approx(h, abs=1e-15) and m["H_pi"] == pytest.approx(h, abs=1e-15), f"{m} vs {h}"
+    w32 = np.array([0.1, 0.2, 0.3], dtype=np.float32)
+    got = REG["COR3"].measure(_ctx(_arc(0.0, 0.1, 0.2), CHAIN_T, weights=w32)).values
+    w64 = w32.astype(np.float64)
+    assert got["T_all"] == float(w64.sum()) and got["T_greedy"] == float(w64[0] + w64[2]), f"{got}"
+
+
+#: Scores with many exact ties (20 rows, three values); ties are broken by row order.
+TIED = [0.9, 0.8, 0.8, 0.7, 0.9, 0.8, 0.7, 0.8, 0.9, 0.7, 0.8, 0.8, 0.7, 0.9, 0.8, 0.7, 0.8, 0.9, 0.7, 0.8]
+
+
+def _tied_rows(first):
+    """Unit rows in R^11 whose first coordinate is ``first[i]`` exactly, the rest on axis
+    ``1 + i // 2`` with sign ``(-1)^i`` (so the query ``e_0`` scores row ``i`` exactly ``first[i]``)."""
+    c = np.asarray(first, dtype=np.float64)
+    e = np.zeros((c.size, 11))
+    e[:, 0] = c
+    for i in range(c.size):
+        e[i, 1 + i // 2] = (-1) ** i * np.sqrt(1 - c[i] ** 2)
+    return e
+
+
+@pytest.mark.claim("COR1")
+def test_top_k_ties_are_broken_by_row_order():
+    """COR1 and PROP1 take the top-``k`` by score, ties by row id: with ``k = 3`` the top rows are
+    0, 4 and 8 (the first three scoring 0.9), not row 13 (the fourth)."""
+    from lam_ref.claims.cor1 import top_k_cover
+    from lam_ref.claims.prop1 import rank_deficits
+
+    e = _tied_rows(TIED)
+    q = np.eye(11)[0]
+    assert sorted(range(20), key=lambda i: (-TIED[i], i))[:3] == [0, 4, 8], "the setup"
+    pi = np.arange(20)
+    pi[13] = 3  # row 13 is far from row 3: not covered, but not in the top 3
+    assert top_k_cover(e, pi, q, 3, 0.999) is True, "rows 0, 4, 8 are retained: covered"
+    pi = np.arange(20)
+    pi[13] = 0  # rows 13 and 0 share a representative: not injective if both were in the top 3
+    assert rank_deficits(e, pi, q, 3).injective is True, "rows 0, 4, 8 have distinct representatives"
+
+
+@pytest.mark.claim("HULL")
+def test_hull_limit_ties_are_broken_by_row_order():
+    """Of deleted rows equally far from their nearest retained row, ``limit`` solves the first
+    ones by row id."""
+    from lam_ref.claims.hull import hull_deficit
+
+    pattern = [0.8, 0.8, 0.7, 0.7, 0.9, 0.9, 0.7, 0.7, 0.9, 0.9, 0.7, 0.8, 0.9, 0.7, 0.9, 0.8, 0.8, 0.8, 0.9, 0.9]
+    e = np.concatenate([np.eye(11)[:1], _tied_rows(pattern)])
+    kept = np.zeros(21, dtype=bool)
+    kept[0] = True
+    h = hull_deficit(e, kept, limit=1)
+    assert (h.argmax, h.solved) == (3, 1), f"rows 3, 4, 7, ... (first coordinate 0.7) are farthest; row 3 first: {h}"
