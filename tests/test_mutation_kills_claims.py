@@ -690,7 +690,7 @@ def test_measure_substitution_names_each_violation():
     e = _arc(0.0, 0.1, 0.2)
     for bad in (3, -1):
         chk = measure_substitution(e, [0, bad, 2], CHAIN_T)
-        assert chk.problems == (f"pi[1] = {bad} is not a row id",) and not chk.valid and not chk.ordered, f"{chk}"
+        assert chk.problems == (f"pi[1] = {bad} is not a row id",) and (chk.valid, chk.ordered, chk.n) == (False, False, 3), f"{chk}"
         assert chk.kept == 0 and np.isnan(chk.delta_hat) and chk.delta == pytest.approx(0.15), f"{chk}"
     chk = measure_substitution(e, [1, 1, 1], CHAIN_T)
     assert chk.valid and not chk.ordered and chk.kept == 1, f"row 0 maps forward to row 1: {chk}"
