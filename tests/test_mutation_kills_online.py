@@ -280,6 +280,9 @@ def test_load_checks_the_width_of_the_retained_rows(tmp_path):
     _write(tmp_path / "x.lam", no_dim, arrays)
     with pytest.raises(SessionFileError, match=inconsistent):
         OnlineSession.load(tmp_path / "x.lam")
+    _write(tmp_path / "x.lam", no_dim, {**arrays, "retained_embeddings": np.zeros((1, 0), np.float32)})
+    with pytest.raises(SessionFileError, match=inconsistent):
+        OnlineSession.load(tmp_path / "x.lam")
     fixed = OnlineSession(0.9, dim=3).save(tmp_path / "fixed.lam")
     header, arrays = _read(fixed)
     assert arrays["retained_embeddings"].shape == (0, 3), "an unused session of fixed width saves (0, D) rows"
