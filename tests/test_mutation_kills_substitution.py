@@ -14,10 +14,11 @@ import time
 import numpy as np
 import pytest
 
+from lam_ref import digest
 from lam_ref.bands import BandSettings, band_keys
 from lam_ref.geometry import LamValueError, delta_sq
 from lam_ref.online import OnlineSession
-from lam_ref.substitution import Matcher, oracle, substitute
+from lam_ref.substitution import Matcher, SubstitutionResult, oracle, substitute
 
 from .datagen import clustered
 
@@ -263,3 +264,54 @@ def test_dense_banded_blocks_equal_the_definition():
     looked = sum(sum(1 for y in kept if y < i) for i in range(1200))
     assert res.pairs_verified == looked, f"every retained predecessor is a candidate: {res.pairs_verified} vs {looked}"
     assert 20 < len(kept) < 600, f"fixture: merges and retained rows in every block ({len(kept)} kept)"
+
+
+def test_to_json_fields():
+    """The ``--json`` summary of a run: every field under its name, ``deleted = n - kept``, the
+    digests of SPEC §10 over the deleted ids and the map, π itself up to 10,000 chunks only."""
+    e = clustered(np.random.default_rng(6), 30, 5, dup=0.5)
+    res = substitute(e, 0.9, exhaustive=True)
+    pi, looked = plain_definition(e, 0.9)
+    j = res.to_json()
+    assert set(j) == {"n", "mode", "t", "delta", "kept", "deleted", "delta_hat", "pairs_verified", "total_pairs",
+                      "candidate_rate", "wall_time_s", "settings", "deletion_digest", "map_digest", "pi"}, f"{sorted(j)}"
+    kept = sum(p == i for i, p in enumerate(pi))
+    assert (j["n"], j["t"], j["kept"], j["deleted"], j["pi"]) == (30, 0.9, kept, 30 - kept, pi), f"{j}"
+    assert j["delta"] == pytest.approx(np.sqrt(0.2)) and j["pairs_verified"] == looked, f"{j['delta']} {j['pairs_verified']}"
+    assert j["candidate_rate"] == pytest.approx(looked / 435) and j["wall_time_s"] == res.wall_time_s, f"{j}"
+    assert float(j["delta_hat"]) == res.delta_hat and isinstance(j["delta_hat"], str), f"{j['delta_hat']!r}"
+    deleted = np.array([i for i, p in enumerate(pi) if p != i], dtype=np.int64)
+    assert j["deletion_digest"] == digest.deletion_digest(deleted), "deletion digest over the deleted ids"
+    assert j["map_digest"] == digest.map_digest(np.asarray(pi, dtype=np.int64)), "map digest over π"
+    for n, has_pi in ((10_000, True), (10_001, False)):
+        big = SubstitutionResult(pi=np.arange(n, dtype=np.int64), distances=np.zeros(n), t=0.9, mode="oracle",
+                                 pairs_verified=0, total_pairs=n * (n - 1) // 2, wall_time_s=0.0)
+        assert ("pi" in big.to_json()) is has_pi, f"π in the JSON for n = {n}: expected {has_pi}"
+        assert big.to_json().get("pi", [0])[-1] in (n - 1, 0), "π is the map itself"
+
+
+def test_many_sparse_band_candidates_are_prefiltered_soundly():
+    """Blocks with hundreds of band candidates, too few for the dense path, go through the float32
+    prefilter; banded π and the candidate count still equal the banded definition (SPEC §5)."""
+    rng = np.random.default_rng(12)
+    e = clustered(rng, 1100, 32, dup=0.6, spread=(0.0, 0.3))
+    settings = BandSettings(4, 0.5)
+    keys = band_keys(e, settings)
+    d2 = 2.0 - 2.0 * 0.9
+    kept: list[int] = []
+    pi, looked = [], 0
+    for i in range(e.shape[0]):
+        rep = i
+        if kept:
+            k = np.asarray(kept)
+            cand = k[(keys[k] == keys[i]).any(axis=1)]
+            looked += cand.size
+            diff = e[cand].astype(np.float64) - e[i].astype(np.float64)
+            ok = np.flatnonzero((diff * diff).sum(axis=1) <= d2)
+            rep = int(cand[ok[0]]) if ok.size else i
+        if rep == i:
+            kept.append(i)
+        pi.append(rep)
+    res = substitute(e, 0.9, r=4, rel=0.5)
+    assert res.pi.tolist() == pi, f"banded π differs at {np.flatnonzero(res.pi != np.asarray(pi))[:5]}"
+    assert res.pairs_verified == looked, f"{res.pairs_verified} candidates, the definition has {looked}"
