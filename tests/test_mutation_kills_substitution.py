@@ -92,6 +92,10 @@ def test_pair_exactly_at_delta_merges_in_every_mode():
         got = [s.admit(AT_DELTA[i : i + 1]).pi.tolist() for i in range(2)]
         assert got == [[0], [0]], f"one at a time ({kw}): {got}"
         assert s.distances.tolist() == [0.0, 1.0], f"one at a time ({kw}): {s.distances.tolist()}"
+        s = OnlineSession(0.5, **kw)
+        s.admit(AT_DELTA[:1])
+        tr = s.admit(np.stack([AT_DELTA[1], np.float32([0, 0, 0, -1])]))
+        assert tr.pi.tolist() == [0, 2], f"a turn of two against a retained row at exactly δ ({kw}): {tr.pi.tolist()}"
 
 
 def test_oracle_record():
