@@ -255,7 +255,9 @@ class OnlineSession(ThresholdMapView):
             and dist.shape == pi.shape
             and ids.shape[0] == emb.shape[0]
             and np.array_equal(np.flatnonzero(kept_mask(pi)), ids)
-            and (s["dim"] is None or emb.shape[0] == 0 or emb.shape[1] == s["dim"])
+            and emb.ndim == 2
+            # a file without a dimension is an unused session: no rows (and so no ids, no arrivals)
+            and (emb.shape[0] == 0 if s["dim"] is None else emb.shape[1] == s["dim"])
         )
         if not consistent:
             raise SessionFileError(f"path {str(path)!r} is inconsistent: the map, retained ids and counts disagree")

@@ -17,6 +17,9 @@ import pytest
 
 from lam_ref.geometry import LamValueError, delta_from_t
 from lam_ref.online import FORMAT, FORMAT_VERSION, OnlineSession, SessionFileError
+from lam_ref.substitution import substitute
+
+from .datagen import clustered
 
 pytestmark = pytest.mark.claim("ONLINE")
 
@@ -159,3 +162,161 @@ def test_load_names_the_file_and_the_problem(tmp_path):
         OnlineSession.load(tmp_path / "x.lam")
     with pytest.raises(FileNotFoundError):
         OnlineSession.load(tmp_path / "missing.lam")
+
+
+# -- written for the survivors of the full run on the current source (docs/mutation.md, module online)
+
+
+def test_default_threshold_and_band_settings_reach_the_matcher():
+    """``OnlineSession()`` uses ``t = 0.95``; the band settings ``r`` and ``rel`` given to the
+    session are the ones its candidate generator uses, whether the dimension is fixed up front
+    or taken from the first turn: the pairs verified equal Algorithm 2's at the same settings."""
+    assert OnlineSession().t == 0.95, "the default threshold of SPEC §6"
+    e = clustered(np.random.default_rng(7), 120, 8)
+    counts = {}
+    for r, rel in ((4, 0.2), (1, 0.5), (2, 1.0)):
+        batch = substitute(e, 0.9, r=r, rel=rel)
+        counts[(r, rel)] = batch.pairs_verified
+        for dim in (None, 8):
+            s = OnlineSession(0.9, r=r, rel=rel, dim=dim)
+            tr = s.admit(e)
+            assert tr.pi.tolist() == batch.pi.tolist(), f"online ≡ batch at r={r}, rel={rel}, dim={dim}"
+            assert tr.pairs_verified == batch.pairs_verified, (
+                f"r={r}, rel={rel}, dim={dim}: {tr.pairs_verified} pairs, batch verified {batch.pairs_verified}")
+    assert len(set(counts.values())) == 3, f"the settings must give different candidate counts: {counts}"
+
+
+def test_wrong_width_is_refused_naming_the_argument():
+    """A turn of another width is refused with the argument named exactly (``turn_embeddings``)."""
+    s = OnlineSession(0.9, dim=3)
+    with pytest.raises(LamValueError, match=r"^turn_embeddings has dimension D = 4, expected 3"):
+        s.admit(np.ones((1, 4), np.float32) / 2)
+
+
+def test_unused_session_file_keeps_its_dtypes(tmp_path):
+    """An unused session's file holds empty arrays of the format's dtypes: float32 ``(0, 0)``
+    rows, int64 ids and turn lengths; it loads back as an unused session."""
+    path = OnlineSession(0.9).save(tmp_path / "u.lam")
+    _, arrays = _read(path)
+    assert arrays["retained_embeddings"].dtype == np.float32 and arrays["retained_embeddings"].shape == (0, 0), (
+        f"{arrays['retained_embeddings'].dtype} {arrays['retained_embeddings'].shape}")
+    for key in ("retained_ids", "turn_lengths", "pi"):
+        assert arrays[key].dtype == np.int64 and arrays[key].shape == (0,), f"{key}: {arrays[key].dtype} {arrays[key].shape}"
+    back = OnlineSession.load(path)
+    assert back.dim is None and back.n_seen == 0 and back.pi.dtype == np.int64, "an unused session loads as unused"
+
+
+def test_header_is_written_with_sorted_keys(tmp_path):
+    """The header JSON is written with sorted keys, so equal sessions give byte-equal files."""
+    _, path = _saved(tmp_path)
+    with zipfile.ZipFile(path) as zf:
+        raw = zf.read("header.json").decode()
+    header = json.loads(raw)
+    assert raw == json.dumps(header, sort_keys=True), f"header keys not sorted: {raw[:120]}"
+    assert list(header) == sorted(header), f"top-level keys in order: {list(header)}"
+
+
+def test_load_refuses_another_format_naming_it(tmp_path):
+    """A zip of another format is refused with the file and the format it claims."""
+    _, path = _saved(tmp_path)
+    header, arrays = _read(path)
+    name = str(tmp_path / "x.lam")
+    _write(tmp_path / "x.lam", {**header, "format": "other.thing"}, arrays)
+    with pytest.raises(SessionFileError, match=rf"^path {name!r} is not a lam_ref online session \(format 'other.thing'\)$"):
+        OnlineSession.load(tmp_path / "x.lam")
+    with pytest.raises(SessionFileError, match=rf"^path {str(path)!r} was saved with t=0.9, but t=0.8 was requested$"):
+        OnlineSession.load(path, t=0.8)
+
+
+def test_load_refuses_pickled_arrays(tmp_path):
+    """Arrays are read without pickle: an object array (pickled) with a valid checksum is refused
+    as unreadable, never unpickled."""
+    _, path = _saved(tmp_path)
+    header, arrays = _read(path)
+    buf = io.BytesIO()
+    np.save(buf, np.array([0, 1, 0, 3, 1], dtype=object), allow_pickle=True)
+    blobs = {}
+    for key, arr in arrays.items():
+        b = io.BytesIO()
+        np.save(b, arr, allow_pickle=False)
+        blobs[key] = b.getvalue()
+    blobs["pi"] = buf.getvalue()
+    header = {**header, "sha256": {k: hashlib.sha256(v).hexdigest() for k, v in blobs.items()}}
+    with zipfile.ZipFile(tmp_path / "x.lam", "w") as zf:
+        zf.writestr("header.json", json.dumps(header))
+        for key, blob in blobs.items():
+            zf.writestr(key + ".npy", blob)
+    name = str(tmp_path / "x.lam")
+    with pytest.raises(SessionFileError, match=rf"^path {name!r} is not a readable lam_ref session file: .*pickle"):
+        OnlineSession.load(tmp_path / "x.lam")
+
+
+def test_load_refuses_maps_that_are_not_substitutions(tmp_path):
+    """A map whose retained ids agree with the file but that points at a deleted chunk
+    (``π[4] = 2`` with ``π[2] = 0``) is not a δ-substitution map (Definition 1): refused."""
+    _, path = _saved(tmp_path)
+    header, arrays = _read(path)
+    assert arrays["pi"].tolist() == [0, 1, 0, 3, 1], "the saved map (rows 2 and 4 repeat rows 0 and 1)"
+    _write(tmp_path / "x.lam", header, {**arrays, "pi": np.array([0, 1, 0, 3, 2])})
+    with pytest.raises(SessionFileError, match=r"is inconsistent: the map, retained ids and counts disagree$"):
+        OnlineSession.load(tmp_path / "x.lam")
+
+
+def test_load_checks_the_width_of_the_retained_rows(tmp_path):
+    """The retained rows must have the file's dimension, one row or none; a file without a
+    dimension (an unused session) must hold no rows and no arrivals."""
+    s = OnlineSession(0.9)
+    s.admit(ROWS[:1])
+    path = s.save(tmp_path / "one.lam")
+    header, arrays = _read(path)
+    inconsistent = r"is inconsistent: the map, retained ids and counts disagree$"
+    _write(tmp_path / "x.lam", header, {**arrays, "retained_embeddings": np.zeros((1, 2), np.float32)})
+    with pytest.raises(SessionFileError, match=inconsistent):
+        OnlineSession.load(tmp_path / "x.lam")
+    _write(tmp_path / "x.lam", header, {**arrays, "retained_embeddings": np.zeros((1, 0), np.float32)})
+    with pytest.raises(SessionFileError, match=inconsistent):
+        OnlineSession.load(tmp_path / "x.lam")
+    no_dim = {**header, "settings": {**header["settings"], "dim": None}}
+    _write(tmp_path / "x.lam", no_dim, arrays)
+    with pytest.raises(SessionFileError, match=inconsistent):
+        OnlineSession.load(tmp_path / "x.lam")
+    _write(tmp_path / "x.lam", no_dim, {**arrays, "retained_embeddings": np.zeros((1, 0), np.float32)})
+    with pytest.raises(SessionFileError, match=inconsistent):
+        OnlineSession.load(tmp_path / "x.lam")
+    fixed = OnlineSession(0.9, dim=3).save(tmp_path / "fixed.lam")
+    header, arrays = _read(fixed)
+    assert arrays["retained_embeddings"].shape == (0, 3), "an unused session of fixed width saves (0, D) rows"
+    _write(tmp_path / "x.lam", header, {**arrays, "retained_embeddings": np.zeros((0, 2), np.float32)})
+    with pytest.raises(SessionFileError, match=inconsistent):
+        OnlineSession.load(tmp_path / "x.lam")
+
+
+def test_load_restores_turns_and_dtypes(tmp_path):
+    """After loading, the map is int64 and the distances float64 even if the file stored narrower
+    types, and the turns are the saved ones: saving the loaded session gives the same lengths."""
+    s, path = _saved(tmp_path)
+    header, arrays = _read(path)
+    _write(tmp_path / "x.lam", header, {**arrays, "pi": arrays["pi"].astype(np.int32),
+                                        "distances": arrays["distances"].astype(np.float32)})
+    back = OnlineSession.load(tmp_path / "x.lam")
+    assert back.pi.dtype == np.int64 and back.pi.tolist() == s.pi.tolist(), f"{back.pi.dtype} {back.pi}"
+    assert back.distances.dtype == np.float64, f"{back.distances.dtype}"
+    _, again = _read(back.save(tmp_path / "y.lam"))
+    assert again["turn_lengths"].tolist() == [2, 3], f"turns kept: {again['turn_lengths']}"
+
+
+def test_restored_rows_are_float32_as_at_admission(tmp_path):
+    """Restored rows are cast to float32 before they are indexed, as at admission: a retained row
+    stored in float64 a hair below a quantizer boundary (``rint`` half-way point of SPEC §5's
+    ``Q_ε``) whose float32 value lies on the other side still matches its float32 copy."""
+    step = 2.0 * 0.2 / np.sqrt(2.0)  # 2ε, ε = rel/sqrt(D), default rel = 0.2, D = 2
+    x64 = 0.5 * step - 1e-10
+    x32 = float(np.float32(x64))
+    assert np.rint(x64 / step) != np.rint(x32 / step), "the float64 and float32 values quantize apart"
+    row64 = np.array([[x64, np.sqrt(1.0 - x64 * x64)]])
+    s = OnlineSession(0.99)
+    s.admit(row64.astype(np.float32))
+    header, arrays = _read(s.save(tmp_path / "s.lam"))
+    _write(tmp_path / "x.lam", header, {**arrays, "retained_embeddings": row64})
+    back = OnlineSession.load(tmp_path / "x.lam")
+    assert back.admit(row64.astype(np.float32)).pi.tolist() == [0], "the float32 copy of the retained row merges"
