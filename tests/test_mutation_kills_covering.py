@@ -6,6 +6,7 @@ hand."""
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import numpy as np
@@ -243,3 +244,67 @@ def test_brute_force_results_and_the_first_bad_weight():
     assert brute_force_weighted_covering(adj, [1.0, 3.0, 1.0]).value == 2.0, "the two light ends beat the heavy middle"
     with pytest.raises(LamValueError, match=r"^weights\[2\] must be finite and >= 0, got -1\.0$"):
         token_weighted_optimum(adj, weights=[0.0, 0.5, -1.0])
+
+
+def _unit_rows(n: int, dim: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    e = rng.standard_normal((n, dim))
+    return (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _lp_bound(c: np.ndarray, a_ub: np.ndarray, b_ub: np.ndarray) -> float:
+    """``min cᵀx`` over ``A x <= b``, ``0 <= x <= 1`` (the LP relaxation, by HiGHS's simplex)."""
+    from scipy.optimize import linprog
+
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(0, 1), method="highs")
+    assert res.status == 0, f"LP relaxation not solved: {res.message}"
+    return float(res.fun)
+
+
+def test_node_limit_gives_a_certified_covering_bound():
+    """With a node limit of 1 HiGHS stops at the root with a covering but no proof (an instance
+    found by search: 60 unit rows in 6-D at t = 0.4). The result is a bound, not an optimum:
+    ``optimal`` is False, ``value = upper`` is the size of the returned witness (a covering,
+    checked here with numpy), and ``lower`` lies between the LP relaxation's bound (valid for
+    any covering, computed here with ``linprog``) and the value. ``N(S, δ)`` is integral, so the
+    covering number's ``lower`` is an integer; the token optimum's is the raw dual bound."""
+    e = _unit_rows(60, 6, 4)
+    adj = delta_graph(e, 0.4)
+    lp = _lp_bound(np.ones(60), -adj.astype(np.float64), -np.ones(60))
+    res = covering_number(e, 0.4, node_limit=1)
+    assert not res.optimal and res.method == "milp", f"node limit 1 must leave the optimum unproven: {res}"
+    assert bool(adj[:, res.witness].any(axis=1).all()), "the witness of a bounded result is still a covering"
+    assert res.value == res.upper == float(res.witness.size), f"value and upper are the witness size: {res}"
+    assert math.ceil(lp - 1e-9) <= res.lower < res.upper, f"lower {res.lower} not in [ceil(LP {lp}), upper)"
+    assert res.lower == float(int(res.lower)), f"N is integral: lower {res.lower} is rounded up"
+    tw = token_weighted_optimum(e, 0.4, weights=np.ones(60), node_limit=1)
+    assert not tw.optimal and tw.value == tw.upper == float(tw.witness.size), f"token optimum bound: {tw}"
+    assert lp - 1e-9 <= tw.lower < tw.upper, f"raw dual bound {tw.lower} vs LP {lp}"
+    assert math.ceil(tw.lower - 1e-9) == res.lower, f"N rounds the same dual bound up: {tw.lower} vs {res.lower}"
+    with pytest.raises(LamValueError, match=r"^node_limit must be a non-negative integer, got -1$"):
+        covering_number(e, 0.4, node_limit=-1)
+
+
+def test_node_limit_gives_a_certified_packing_bound():
+    """Packing under a node limit of 1 (80 unit rows in 6-D at t = 0.5, found by search): a
+    packing is returned (``lower = value``), ``upper`` is HiGHS's dual bound rounded down, above
+    the value and below the edge LP relaxation's bound. Adding an isolated vertex (it joins
+    every packing and every bound, being in no clique) raises value and upper by exactly one:
+    a variable outside every clique constraint is bounded by ``x <= 1`` alone."""
+    e = _unit_rows(80, 6, 3)
+    adj = delta_graph(e, 0.5)
+    edges = np.argwhere(np.triu(adj, k=1))
+    a_ub = np.zeros((len(edges), 80))
+    a_ub[np.arange(len(edges)), edges[:, 0]] = 1.0
+    a_ub[np.arange(len(edges)), edges[:, 1]] = 1.0
+    lp = -_lp_bound(-np.ones(80), a_ub, np.ones(len(edges)))
+    res = packing_number(adj, node_limit=1)
+    assert not res.optimal and res.method == "milp", f"node limit 1 must leave the optimum unproven: {res}"
+    assert is_packing(adj, res.witness) and res.value == res.lower == float(res.witness.size), f"{res}"
+    assert res.value < res.upper <= math.floor(lp + 1e-9), f"upper {res.upper} not in (value, floor(LP {lp})]"
+    big = np.zeros((81, 81), dtype=bool)
+    big[:80, :80] = adj
+    big[80, 80] = True
+    iso = packing_number(big, node_limit=1)
+    assert not iso.optimal and 80 in iso.witness.tolist(), f"the isolated vertex joins the packing: {iso}"
+    assert (iso.value, iso.upper) == (res.value + 1, res.upper + 1), f"isolated vertex: {iso} vs {res}"
