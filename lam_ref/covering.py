@@ -332,7 +332,10 @@ def brute_force_packing(adj: np.ndarray) -> ExactResult:
 
 
 def brute_force_weighted_covering(adj: np.ndarray, weights: Any) -> ExactResult:
-    """``T(δ)`` by enumerating every subset (``N <= 16``); cross-checks :func:`token_weighted_optimum`."""
+    """``T(δ)`` by enumerating every subset (``N <= 16``); cross-checks :func:`token_weighted_optimum`.
+
+    Of several minimum-weight coverings the witness is the first in increasing bitmask order
+    (bit ``i`` is row ``i``)."""
     adj = _as_adjacency(adj, None)
     n = adj.shape[0]
     _check_brute(n)
@@ -502,7 +505,8 @@ class HullDistance:
     ``upper = ||x - p||`` for the hull point ``p = weightsᵀ V``; ``lower`` comes from the
     separating direction ``w = x - p``: every ``y ∈ conv V`` has ``w·(x - y) >= min_j w·(x - v_j)``.
     ``direction`` is ``w/||w||`` (the query that attains the deficit, see :func:`~lam_ref.verify.hull_deficit`),
-    ``None`` when ``x`` lies in the hull up to round-off (``upper <= 1e-12``).
+    ``None`` when ``x`` lies in the hull up to round-off (``upper <= 1e-12·√scale`` with
+    ``scale = max(1, max_j ||v_j - x||²)``; then ``lower = 0``).
     """
 
     distance: float

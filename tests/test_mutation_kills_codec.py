@@ -5,6 +5,7 @@ error bound and the byte format in the module docstring."""
 
 from __future__ import annotations
 
+import re
 import struct
 import warnings
 from fractions import Fraction
@@ -235,3 +236,80 @@ def test_numcodecs_buffers():
     fortran = np.frombuffer(blob, dtype=np.uint8).reshape(rows, -1, order="F")
     assert fortran.flags.f_contiguous and not fortran.flags.c_contiguous, "a Fortran-ordered 2-D buffer"
     assert np.array_equal(c.decode(fortran), codec_decode(blob)), "decode reads the buffer in memory order"
+
+
+def _restamp(blob: bytearray) -> bytes:
+    """Recompute the CRC-32 of a hand-edited stream (bytes [0, 24) then the body)."""
+    import zlib
+
+    struct.pack_into("<I", blob, 24, zlib.crc32(bytes(blob[HEADER_SIZE:]), zlib.crc32(bytes(blob[:24]))))
+    return bytes(blob)
+
+
+def test_decode_accepts_every_bytes_like_layout():
+    """The stream may come as signed or string byte arrays, a non-contiguous memoryview, a 2-D
+    memoryview or one of another item format (it is read as its raw bytes); a float array or a
+    non-buffer is refused, naming its dtype or type."""
+    x = _f32(0.25, -1.5, 3.0, 0.0, 7.0)
+    blob = codec_encode(x, 0.01)
+    ref = codec_decode(blob)
+    while len(blob) % 4:  # a stream whose length is a multiple of 4 (for the 'I' view)
+        x = np.append(x, np.float32(1.0))
+        blob, ref = codec_encode(x, 0.01), codec_decode(codec_encode(x, 0.01))
+    rows = 2 if len(blob) % 2 == 0 else 1
+    strided = np.zeros(2 * len(blob), dtype=np.uint8)
+    strided[::2] = np.frombuffer(blob, dtype=np.uint8)
+    layouts = {
+        "int8 array": np.frombuffer(blob, dtype=np.int8),
+        "S1 array": np.frombuffer(blob, dtype="S1"),
+        "strided memoryview": memoryview(strided)[::2],
+        "2-D memoryview": memoryview(blob).cast("B", shape=[rows, len(blob) // rows]),
+        "uint32 memoryview": memoryview(blob).cast("I"),
+    }
+    for name, buf in layouts.items():
+        assert np.array_equal(codec_decode(buf), ref), f"{name}: decoded values differ"
+    with pytest.raises(LamValueError, match=r"^b must be bytes-like, got an array of dtype float64$"):
+        codec_decode(np.zeros(8))
+    with pytest.raises(LamValueError, match=r"^b must be bytes-like \(bytes, bytearray, memoryview\), got int$"):
+        codec_decode(12345)
+
+
+def test_header_limits():
+    """Block sizes 8 and 4096 are valid and 0 is not; ``eb`` must be positive with ``2·eb``
+    finite (``eb = 6e307`` is valid, ``1e308`` and 0 are not)."""
+    x = _f32(0.5, -0.25)
+    for block in (8, 4096):
+        assert np.array_equal(codec_decode(codec_encode(x, 0.125, block_size=block)), x), f"block {block}"
+    assert codec_decode(codec_encode(_f32(0.0), 6e307)).tolist() == [0.0], "eb = 6e307: 2·eb is finite"
+    blob = bytearray(codec_encode(x, 0.125))
+    bad = bytearray(blob)
+    struct.pack_into("<H", bad, 6, 0)
+    with pytest.raises(LamValueError, match=r"^corrupt codec stream: block size 0 is not a multiple of 8"):
+        codec_decode(_restamp(bad))
+    for eb in (0.0, 1e308):
+        bad = bytearray(blob)
+        struct.pack_into("<d", bad, 16, eb)
+        with pytest.raises(LamValueError, match="^" + re.escape(f"corrupt codec stream: error bound eb = {eb!r} is not a positive")):
+            codec_decode(_restamp(bad))
+
+
+def test_stream_length_messages():
+    """Truncation and trailing bytes are reported with the byte counts of the format: header 28
+    bytes plus one rate byte per block, ``(r + 1)·B/8`` payload bytes per block of rate ``r > 0``."""
+    x = _f32(1.0, 2.0, 3.0)  # eb = 0.25: q = 2x = 2, 4, 6, deltas 2, 2, 2: one block of rate 2
+    blob = codec_encode(x, 0.25)
+    assert len(blob) == HEADER_SIZE + 1 + 3 * 4, f"by hand: 28 + 1 rate byte + (2 + 1)·32/8 payload, got {len(blob)}"
+    with pytest.raises(LamValueError, match=r"^truncated codec stream: 28 bytes, header and 1 rate bytes need 29$"):
+        codec_decode(blob[:HEADER_SIZE])
+    with pytest.raises(LamValueError, match=r"^truncated codec stream: payload has 11 bytes, the rate bytes announce 12$"):
+        codec_decode(blob[:-1])
+    with pytest.raises(LamValueError, match=r"^corrupt codec stream: 2 trailing bytes after the payload \(12 expected\)$"):
+        codec_decode(blob + b"\0\0")
+    flipped = bytearray(blob)
+    flipped[-1] ^= 1
+    with pytest.raises(LamValueError, match=r"^corrupt codec stream: CRC-32 is 0x[0-9a-f]{8}, the header says 0x"):
+        codec_decode(bytes(flipped))
+    rates = bytearray(codec_encode(np.zeros(64, np.float32), 0.25))  # two blocks of rate 0
+    rates[HEADER_SIZE : HEADER_SIZE + 2] = bytes([32, 33])
+    with pytest.raises(LamValueError, match=r"^corrupt codec stream: block 1 has rate 33 > 32$"):
+        codec_decode(bytes(rates))

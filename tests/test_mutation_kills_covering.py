@@ -308,3 +308,109 @@ def test_node_limit_gives_a_certified_packing_bound():
     iso = packing_number(big, node_limit=1)
     assert not iso.optimal and 80 in iso.witness.tolist(), f"the isolated vertex joins the packing: {iso}"
     assert (iso.value, iso.upper) == (res.value + 1, res.upper + 1), f"isolated vertex: {iso} vs {res}"
+
+
+def test_solver_is_silent_and_takes_only_known_options(capfd):
+    """HiGHS runs without a log on stdout and with options scipy knows (an unknown option name
+    would raise a RuntimeWarning, an error here)."""
+    import warnings
+
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert covering_number(e, 0.0, time_limit=5.0, node_limit=100).value == 2.0, "square at t = 0: N = 2"
+        assert packing_number(e, 0.0).value == 2.0, "square at t = 0: M = 2"
+    out = capfd.readouterr()
+    assert out.out == "" and out.err == "", f"the solver printed: {out.out[:200]!r} {out.err[:200]!r}"
+
+
+def test_optimal_token_bound_is_the_witness_weight():
+    """At a proven optimum ``lower == value == upper == Σ w[witness]`` exactly (20 unit rows in
+    3-D at t = 0.5 with random weights: an instance on which HiGHS's dual bound differs from the
+    witness weight in the last bit, so the bound must come from the witness)."""
+    rng = np.random.default_rng(1)
+    e = rng.standard_normal((20, 3))
+    e = (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
+    w = rng.uniform(0.1, 3.0, 20)
+    res = token_weighted_optimum(e, 0.5, weights=w)
+    assert res.optimal and res.lower == res.value == res.upper == float(w[res.witness].sum()), f"{res}"
+
+
+def test_empty_results_and_witness_dtypes():
+    """The empty set's results are MILP (or brute-force) results with zero wall time and int64
+    witnesses; the edgeless shortcut of the packing reports the time it took; the empty set
+    packs; the brute-force witnesses are int64 (also for the empty set)."""
+    empty = np.zeros((0, 0), dtype=bool)
+    for res in (covering_number(empty), packing_number(empty), token_weighted_optimum(empty, weights=[])):
+        assert (res.method, res.wall_time_s) == ("milp", 0.0), f"empty set: {res}"
+        assert res.witness.dtype == np.int64, f"empty witness dtype {res.witness.dtype}"
+    for res in (brute_force_covering(empty), brute_force_packing(empty), brute_force_weighted_covering(empty, [])):
+        assert res.witness.dtype == np.int64 and res.method == "brute", f"brute force on the empty set: {res}"
+    t0 = time.perf_counter()
+    pk = packing_number(np.eye(4, dtype=bool))
+    took = time.perf_counter() - t0
+    assert 0.0 <= pk.wall_time_s <= took, f"edgeless packing wall time {pk.wall_time_s} not in [0, {took}]"
+    adj = np.ones((3, 3), dtype=bool)
+    assert is_packing(adj, []) and is_packing(adj, np.zeros(0, np.int64)), "the empty set is a packing"
+    with pytest.raises(LamValueError, match=r"^adj must be a square boolean matrix when t is None, got bool \(2, 3\)$"):
+        packing_number(np.zeros((2, 3), dtype=bool))
+
+
+def test_brute_force_weighted_witness_is_the_first_minimum():
+    """Ties between minimum-weight coverings go to the first subset in bitmask order: on the
+    path 0-1-2 with weights 1, 2, 1 both ``{1}`` (mask 0b010) and ``{0, 2}`` (mask 0b101) weigh 2."""
+    adj = np.array([[True, True, False], [True, True, True], [False, True, True]])
+    res = brute_force_weighted_covering(adj, [1.0, 2.0, 1.0])
+    assert res.value == 2.0 and res.witness.tolist() == [1], f"first minimum in bitmask order: {res.witness}"
+
+
+#: Instances (dim, m, seed; found by search) on which Wolfe's minor cycle clips twice in a row:
+#: the clipped weights of the first clip are then the starting point of the second.
+_TWO_CLIPS = [(3, 5, 94), (3, 5, 115), (3, 12, 8), (4, 8, 238), (4, 12, 87), (4, 12, 118), (4, 12, 141)]
+
+
+@pytest.mark.claim("HULL")
+@pytest.mark.parametrize(("dim", "m", "seed"), _TWO_CLIPS + [(2, 3, 19), (2, 6, 3), (3, 6, 3)])
+def test_hull_distance_decreases_monotonically_along_wolfes_iterations(dim, m, seed):
+    """Wolfe's method (``max_iter`` major iterations) keeps its weights on the simplex and its
+    distance ``||x - weightsᵀV||`` never increases from one iteration to the next (each major
+    iteration strictly decreases the norm of the hull point of ``V - x``); the last result is
+    certified by a lower bound recomputed here from the separating direction (valid for any
+    direction, by duality)."""
+    from lam_ref.covering import hull_distance
+
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((m, dim))
+    x = rng.standard_normal(dim) * 2
+    prev = np.inf
+    for k in range(1, 12):
+        h = hull_distance(x, v, max_iter=k)
+        assert h.weights.min() >= 0.0 and abs(h.weights.sum() - 1.0) <= 1e-12, f"k={k}: weights {h.weights}"
+        d = float(np.linalg.norm(x - h.weights @ v))
+        assert abs(h.distance - d) <= 1e-12, f"k={k}: distance {h.distance} is not ||x - p|| = {d}"
+        assert d <= prev + 1e-12, f"k={k}: distance rose from {prev} to {d}"
+        prev = d
+    h = hull_distance(x, v)
+    w = (x - h.point) / h.distance
+    lower = max(0.0, float(np.min((x - v) @ w)))
+    assert h.distance - lower <= 1e-9 and abs(h.distance - prev) <= 1e-12, f"certificate [{lower}, {h.distance}]"
+
+
+@pytest.mark.claim("HULL")
+def test_hull_distance_round_off_threshold_is_relative_to_the_scale():
+    """``x`` counts as inside the hull when ``upper <= 1e-12·√scale``, ``scale = max(1,
+    max_j ||v_j - x||²)``: at 1.2e-12 from a short segment (scale 1) it is outside (a direction,
+    a lower bound); at 5e-11 from a segment of half-length 100 (scale 1e4, threshold 1e-10) it
+    is inside (no direction, lower 0) though the distance is still reported. A vertex itself is
+    at distance exactly 0 with all weight on it."""
+    from lam_ref.covering import hull_distance
+
+    near = hull_distance(np.array([0.25, 1.2e-12]), np.array([[0.0, 0.0], [0.5, 0.0]]))
+    assert near.direction is not None and near.distance == pytest.approx(1.2e-12, rel=1e-3), f"{near}"
+    assert near.lower == pytest.approx(1.2e-12, rel=1e-3), f"lower bound at 1.2e-12: {near.lower}"
+    wide = hull_distance(np.array([0.0, 5e-11]), np.array([[-100.0, 0.0], [100.0, 0.0]]))
+    assert wide.direction is None and wide.lower == 0.0, f"inside up to round-off at scale 1e4: {wide}"
+    assert wide.distance == pytest.approx(5e-11, rel=1e-3), f"the distance is still reported: {wide.distance}"
+    v = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0], [3.0, 3.0]])
+    at = hull_distance(v[2], v)
+    assert at.distance == 0.0 and at.weights.tolist() == [0.0, 0.0, 1.0, 0.0], f"x = v_2: {at}"
