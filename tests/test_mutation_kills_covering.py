@@ -334,6 +334,7 @@ def test_optimal_token_bound_is_the_witness_weight():
     w = rng.uniform(0.1, 3.0, 20)
     res = token_weighted_optimum(e, 0.5, weights=w)
     assert res.optimal and res.lower == res.value == res.upper == float(w[res.witness].sum()), f"{res}"
+    assert res.method == "milp" and res.witness.dtype == np.int64, f"method and witness dtype: {res}"
 
 
 def test_empty_results_and_witness_dtypes():
@@ -370,30 +371,42 @@ _TWO_CLIPS = [(3, 5, 94), (3, 5, 115), (3, 12, 8), (4, 8, 238), (4, 12, 87), (4,
 
 
 @pytest.mark.claim("HULL")
-@pytest.mark.parametrize(("dim", "m", "seed"), _TWO_CLIPS + [(2, 3, 19), (2, 6, 3), (3, 6, 3)])
-def test_hull_distance_decreases_monotonically_along_wolfes_iterations(dim, m, seed):
+@pytest.mark.parametrize(
+    ("dim", "m", "seed", "spread"),
+    [(*c, 1.0) for c in _TWO_CLIPS] + [(2, 3, 19, 1.0), (2, 6, 3, 1.0), (3, 6, 3, 1.0), (2, 4, 17, 1.0), (2, 4, 21, 10.0)],
+)
+def test_hull_distance_decreases_monotonically_along_wolfes_iterations(dim, m, seed, spread):
     """Wolfe's method (``max_iter`` major iterations) keeps its weights on the simplex and its
     distance ``||x - weightsᵀV||`` never increases from one iteration to the next (each major
-    iteration strictly decreases the norm of the hull point of ``V - x``); the last result is
-    certified by a lower bound recomputed here from the separating direction (valid for any
-    direction, by duality)."""
+    iteration strictly decreases the norm of the hull point of ``V - x``); its lower bound is
+    the dual bound of the separating direction (valid for any direction, by duality), also
+    before convergence. Once the optimality gap ``z·z - min_j z·(v_j - x)`` (``z = p - x``,
+    recomputed here) is at most half the stopping tolerance ``1e-12·scale``, one more iteration
+    returns the same result: the method has stopped."""
     from lam_ref.covering import hull_distance
 
     rng = np.random.default_rng(seed)
-    v = rng.standard_normal((m, dim))
+    v = rng.standard_normal((m, dim)) * spread
     x = rng.standard_normal(dim) * 2
+    scale = max(1.0, float(np.max(np.sum((v - x) ** 2, axis=1))))
     prev = np.inf
     for k in range(1, 12):
         h = hull_distance(x, v, max_iter=k)
         assert h.weights.min() >= 0.0 and abs(h.weights.sum() - 1.0) <= 1e-12, f"k={k}: weights {h.weights}"
         d = float(np.linalg.norm(x - h.weights @ v))
-        assert abs(h.distance - d) <= 1e-12, f"k={k}: distance {h.distance} is not ||x - p|| = {d}"
-        assert d <= prev + 1e-12, f"k={k}: distance rose from {prev} to {d}"
+        assert abs(h.distance - d) <= 1e-12 * spread, f"k={k}: distance {h.distance} is not ||x - p|| = {d}"
+        assert d <= prev + 1e-12 * spread, f"k={k}: distance rose from {prev} to {d}"
         prev = d
+        lo = max(0.0, float(np.min((x - v) @ ((x - h.point) / d))))
+        assert h.lower == pytest.approx(min(lo, d), abs=1e-12 * spread), f"k={k}: lower {h.lower} is not the dual bound {lo}"
+        z = h.point - x
+        if float(z @ z) - float(np.min((v - x) @ z)) <= 0.5e-12 * scale:
+            nxt = hull_distance(x, v, max_iter=k + 1)
+            assert np.array_equal(nxt.weights, h.weights), f"k={k}: the gap is below tolerance, yet iteration {k + 1} moved"
     h = hull_distance(x, v)
     w = (x - h.point) / h.distance
     lower = max(0.0, float(np.min((x - v) @ w)))
-    assert h.distance - lower <= 1e-9 and abs(h.distance - prev) <= 1e-12, f"certificate [{lower}, {h.distance}]"
+    assert h.distance - lower <= 1e-9 * spread and abs(h.distance - prev) <= 1e-12 * spread, f"certificate [{lower}, {h.distance}]"
 
 
 @pytest.mark.claim("HULL")
