@@ -313,3 +313,34 @@ def test_stream_length_messages():
     rates[HEADER_SIZE : HEADER_SIZE + 2] = bytes([32, 33])
     with pytest.raises(LamValueError, match=r"^corrupt codec stream: block 1 has rate 33 > 32$"):
         codec_decode(bytes(rates))
+
+
+def test_input_dtypes_by_the_rules():
+    """float32 is taken as is; other floats only if every value is a float32 (``0.1`` in float64
+    is not), an overflow to float32 is refused without a RuntimeWarning; integers (also 32-bit)
+    only within ``±2**24`` (``2**24`` itself is exact, ``2**24 + 1`` and ``2**25`` are refused);
+    the first bad index is named; an empty integer array is valid; a non-array is named by type."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for bad, idx in ((np.array([0.5, 0.1]), 1), (np.array([1e300]), 0)):
+            with pytest.raises(LamValueError, match=rf"^x must be float32; got dtype float64 whose value (0\.1|1e\+300) at index {idx} is not exactly"):
+                codec_encode(bad, 0.1)
+    for dtype in (np.int32, np.uint32, np.int64):
+        ok = np.array([2**24, 100, 0], dtype=dtype)
+        assert codec_encode(ok, 0.5) == codec_encode(ok.astype(np.float32), 0.5), f"{dtype.__name__} within 2**24"
+        for big in (2**24 + 1, 2**25):
+            with pytest.raises(LamValueError, match=rf"^x must be float32; got dtype {np.dtype(dtype).name} whose value {big} at index 1 exceeds 2\*\*24"):
+                codec_encode(np.array([1, big], dtype=dtype), 0.5)
+    assert read_header(codec_encode(np.zeros(0, dtype=np.int64), 0.1)).n == 0, "an empty integer array"
+    with pytest.raises(LamValueError, match=r"^x must be a float32 array, got bytes \(use codec_decode for bytes\)$"):
+        codec_encode(b"\x00\x00\x80\x3f", 0.1)
+
+
+def test_block_size_messages():
+    """``block_size`` is named: a negative one is out of ``[8, 4096]``, a string is not an integer."""
+    with pytest.raises(LamValueError, match=r"^block_size must be a multiple of 8 in \[8, 4096\], got -8$"):
+        codec_encode(_f32(1.0), 0.1, block_size=-8)
+    with pytest.raises(LamValueError, match=r"^block_size must be an integer"):
+        codec_encode(_f32(1.0), 0.1, block_size="8")
+    with pytest.raises(LamValueError, match=r"^block_size must be a multiple of 8 in \[8, 4096\], got 4104$"):
+        codec_encode(_f32(1.0), 0.1, block_size=4104)
