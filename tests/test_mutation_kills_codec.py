@@ -344,3 +344,16 @@ def test_block_size_messages():
         codec_encode(_f32(1.0), 0.1, block_size="8")
     with pytest.raises(LamValueError, match=r"^block_size must be a multiple of 8 in \[8, 4096\], got 4104$"):
         codec_encode(_f32(1.0), 0.1, block_size=4104)
+
+
+def test_error_bound_limits_at_encode():
+    """``eb`` must leave ``2·eb`` finite (``1e308`` is refused at encode, naming ``eb``), and a
+    reconstruction that would reach float32's overflow threshold ``2**128 - 2**103`` exactly is
+    refused: with ``eb = 2**127 - 2**102`` the largest float32 quantizes to ``q = 1`` and
+    ``q·2eb = 2**128 - 2**103`` rounds to ``inf`` in float32."""
+    with pytest.raises(LamValueError, match=r"^eb must be a positive finite number \(and 2\*eb finite\), got 1e\+308$"):
+        codec_encode(_f32(1.0), 1e308)
+    big = float(np.finfo(np.float32).max)
+    eb = 2.0**127 - 2.0**102
+    with pytest.raises(LamValueError, match=r"^eb = .* is too large: a reconstruction q\*2\*eb would overflow float32$"):
+        codec_encode(_f32(big), eb)
