@@ -92,6 +92,9 @@ def test_within_error_bound_decides_exactly_near_the_bound():
     is inside iff ``eb >= 1 - 2**-52·(2**25 - 2 + eb)``."""
     assert within_error_bound(_f32(1.0), _f32(0.0), 1.0 - 2.0**-51).tolist() == [False], "exact bound is below 1"
     assert within_error_bound(_f32(1.0), _f32(0.0), 1.0).tolist() == [True], "err = eb is inside"
+    # eb = 1 - 2**-52: exact bound 1 + 2**-52 - 2**-104 + 2**-150 >= 1 (inside), while the sign of
+    # eb in the 2**-52 term decides it: with |x| - eb it would be 1 - 2**-52 + 2**-104 + 2**-150 < 1
+    assert within_error_bound(_f32(1.0), _f32(0.0), 1.0 - 2.0**-52).tolist() == [True], "inside by 2**-52 - 2**-104"
     big = 2.0**30
     assert within_error_bound(_f32(big), _f32(0.0), big * (1.0 - 2.0**-51)).tolist() == [False], "scaled: outside"
     x, xr = _f32(2.0**25 - 2), _f32(2.0**25 - 4)
@@ -106,14 +109,17 @@ def test_within_error_bound_decides_exactly_near_the_bound():
 
 def test_within_error_bound_flattens_and_takes_float32_values():
     """Both arrays are flattened (a 2x2 input gives 4 verdicts in C order) and read as float32:
-    ``x = 0.5 + 2**-30`` given in float64 is the float32 value 0.5, inside ``eb = 0.5`` of 0."""
+    ``x = 0.5 + 2**-30`` given in float64 is the float32 value 0.5, inside ``eb = 0.5`` of 0, and
+    so is a reconstruction given as ``0.5 + 2**-26``."""
     x = np.array([[0.0, 1.0], [2.0, 3.0]], dtype=np.float32)
     ok = within_error_bound(x, x + np.float32(0.25), 0.2)
     assert ok.shape == (4,) and not ok.any(), f"flattened verdicts, all outside: {ok}"
     ok = within_error_bound(x, x, 0.1)
     assert ok.shape == (4,) and ok.all(), f"flattened verdicts, all inside: {ok}"
     assert within_error_bound(np.array([0.5 + 2.0**-30]), np.zeros(1), 0.5).tolist() == [True], "x read as float32"
-    assert within_error_bound(np.zeros(1), np.array([0.5 + 2.0**-30]), 0.5).tolist() == [True], "x' read as float32"
+    # x' = 0.5 + 2**-26 in float64 is the float32 0.5 (spacing 2**-24): err 0.5 = eb + ulp32(0.5)/2 is
+    # inside, err 0.5 + 2**-26 would not be
+    assert within_error_bound(np.zeros(1), np.array([0.5 + 2.0**-26]), 0.5 - 2.0**-25).tolist() == [True], "x' as float32"
     with pytest.raises(LamValueError, match=r"^x and x_rec differ in size: 2 vs 3$"):
         within_error_bound(np.zeros(2), np.zeros(3), 0.1)
 
