@@ -427,3 +427,17 @@ def test_hull_distance_round_off_threshold_is_relative_to_the_scale():
     v = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0], [3.0, 3.0]])
     at = hull_distance(v[2], v)
     assert at.distance == 0.0 and at.weights.tolist() == [0.0, 0.0, 1.0, 0.0], f"x = v_2: {at}"
+
+
+def test_weights_are_summed_in_float64_and_witnesses_are_int64():
+    """Token weights given in float32 are summed in float64 (three rows without edges: every row
+    is kept and the value is the float64 sum of the float32 weights), by the MILP and by brute
+    force; the packing witness is int64."""
+    w = np.array([0.1, 0.2, 0.3], dtype=np.float32)
+    expected = float(np.float64(w[0]) + np.float64(w[1]) + np.float64(w[2]))
+    assert expected != float(w.sum()), "the instance separates float32 from float64 sums"
+    eye = np.eye(3, dtype=bool)
+    for res in (token_weighted_optimum(eye, weights=w), brute_force_weighted_covering(eye, w)):
+        assert res.value == expected, f"{res.method}: value {res.value!r} is not the float64 sum {expected!r}"
+    square = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], dtype=np.float32)
+    assert packing_number(square, 0.0).witness.dtype == np.int64, "packing witness dtype"
