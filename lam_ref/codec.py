@@ -135,8 +135,9 @@ def _validate_block(block_size: Any) -> int:
 def _as_float32_vector(x: Any, name: str = "x") -> np.ndarray:
     """``x`` as a C-contiguous native float32 1-D array (any shape is flattened in C order).
 
-    float32 input (either byte order) is taken as is; other real dtypes are accepted only when
-    every value is exactly representable in float32, so no precision is lost silently.
+    float32 input (either byte order) is taken as is; other float dtypes are accepted only when
+    every value is exactly representable in float32, integer dtypes only when every value lies
+    within ``±2**24`` (where every integer is exact in float32), so no precision is lost silently.
     """
     if isinstance(x, (bytes, bytearray, memoryview)):
         raise LamValueError(f"{name} must be a float32 array, got {type(x).__name__} (use codec_decode for bytes)")
@@ -154,18 +155,18 @@ def _as_float32_vector(x: Any, name: str = "x") -> np.ndarray:
         if big.any():
             bad = int(np.flatnonzero(big)[0])
             raise LamValueError(
-                f"{name} must be float32; got dtype {arr.dtype} whose value {flat[bad]!r} at index {bad} "
-                "is not exactly representable in float32 (convert explicitly)"
+                f"{name} must be float32; got dtype {arr.dtype} whose value {flat[bad].item()!r} at index {bad} "
+                "exceeds 2**24 in magnitude (integers are taken only up to 2**24; convert explicitly)"
             )
         out = flat.astype(np.float32)
     else:
-        out = flat.astype(np.float32)
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # an overflow to inf is reported below, not warned
+            out = flat.astype(np.float32)
             differ = (out.astype(arr.dtype) != flat) & np.isfinite(flat)
         if differ.any():
             bad = int(np.flatnonzero(differ)[0])
             raise LamValueError(
-                f"{name} must be float32; got dtype {arr.dtype} whose value {flat[bad]!r} at index {bad} "
+                f"{name} must be float32; got dtype {arr.dtype} whose value {flat[bad].item()!r} at index {bad} "
                 "is not exactly representable in float32 (convert explicitly)"
             )
     if out.size and not np.isfinite(out).all():

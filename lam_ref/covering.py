@@ -31,7 +31,15 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from .geometry import LamValueError, delta_sq, sq_dist_rows, t_prime, validate_embeddings, validate_threshold
+from .geometry import (
+    LamValueError,
+    delta_sq,
+    sq_dist_rows,
+    t_prime,
+    validate_embeddings,
+    validate_int,
+    validate_threshold,
+)
 from .substitution import substitute
 
 __all__ = [
@@ -146,10 +154,14 @@ class ExactResult:
         return out
 
 
-def _milp(c: np.ndarray, a: sp.spmatrix, lb: np.ndarray, ub: np.ndarray, time_limit: float | None):
+def _milp(
+    c: np.ndarray, a: sp.spmatrix, lb: np.ndarray, ub: np.ndarray, time_limit: float | None, node_limit: int | None
+):
     options: dict[str, Any] = {"disp": False, "mip_rel_gap": 0.0}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
+    if node_limit is not None:
+        options["node_limit"] = validate_int(node_limit, "node_limit")
     return milp(
         c,
         constraints=LinearConstraint(a, lb, ub),
@@ -172,12 +184,14 @@ def _as_adjacency(adj_or_embeddings: Any, t: float | None) -> np.ndarray:
     return delta_graph(adj_or_embeddings, t)
 
 
-def _weighted_cover(adj: np.ndarray, w: np.ndarray, time_limit: float | None, what: str) -> ExactResult:
+def _weighted_cover(
+    adj: np.ndarray, w: np.ndarray, time_limit: float | None, node_limit: int | None, what: str
+) -> ExactResult:
     n = adj.shape[0]
     start = time.perf_counter()
     if n == 0:
         return ExactResult(0.0, np.zeros(0, np.int64), True, 0.0, 0.0, "milp", 0.0)
-    res = _milp(w, sp.csr_matrix(adj.astype(np.float64)), np.ones(n), np.full(n, np.inf), time_limit)
+    res = _milp(w, sp.csr_matrix(adj.astype(np.float64)), np.ones(n), np.full(n, np.inf), time_limit, node_limit)
     if res.x is None:
         raise LamValueError(f"{what}: the MILP solver returned no solution ({res.message})")
     witness = np.flatnonzero(res.x > 0.5).astype(np.int64)
@@ -190,27 +204,35 @@ def _weighted_cover(adj: np.ndarray, w: np.ndarray, time_limit: float | None, wh
 
 
 def covering_number(
-    adj_or_embeddings: Any, t: float | None = None, *, time_limit: float | None = None
+    adj_or_embeddings: Any, t: float | None = None, *, time_limit: float | None = None, node_limit: int | None = None
 ) -> ExactResult:
     """Exact internal covering number ``N(S, δ)`` with a minimum witness (``scipy.optimize.milp``).
 
     ``min Σ x_i`` s.t. ``A x >= 1``, ``x ∈ {0,1}^N`` with ``A`` the closed δ-graph
     (:func:`delta_graph`). Pass embeddings and ``t``, or a boolean adjacency with ``t=None``.
-    With ``time_limit`` the result may be a bound (``optimal=False``, ``lower <= N <= upper``).
+    With ``time_limit`` (seconds) or ``node_limit`` (branch-and-bound nodes, deterministic) the
+    result may be a bound: ``optimal=False``, ``value = upper`` from the best covering found and
+    ``lower`` from HiGHS's dual bound, ``lower <= N <= upper``.
     Claims ``PROP2``, ``THM2``, ``COR3``.
     """
     adj = _as_adjacency(adj_or_embeddings, t)
-    res = _weighted_cover(adj, np.ones(adj.shape[0]), time_limit, "covering_number")
+    res = _weighted_cover(adj, np.ones(adj.shape[0]), time_limit, node_limit, "covering_number")
     lower = math.ceil(res.lower - 1e-9)
     return ExactResult(res.value, res.witness, res.optimal, float(lower), res.upper, "milp", res.wall_time_s)
 
 
 def token_weighted_optimum(
-    adj_or_embeddings: Any, t: float | None = None, *, weights: Any, time_limit: float | None = 60.0
+    adj_or_embeddings: Any,
+    t: float | None = None,
+    *,
+    weights: Any,
+    time_limit: float | None = 60.0,
+    node_limit: int | None = None,
 ) -> ExactResult:
     """``T(δ)`` of eq. 5: least total weight (tokens) of an internal δ-covering (min-weight
     dominating set), exact by MILP for up to a few hundred chunks. ``weights`` must be finite
-    and ``>= 0``, one per row. Claim ``COR3`` (§C.2 "From bits to tokens")."""
+    and ``>= 0``, one per row. ``time_limit``/``node_limit`` as in :func:`covering_number`.
+    Claim ``COR3`` (§C.2 "From bits to tokens")."""
     adj = _as_adjacency(adj_or_embeddings, t)
     w = np.asarray(weights, dtype=np.float64)
     if w.shape != (adj.shape[0],):
@@ -218,7 +240,7 @@ def token_weighted_optimum(
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         bad = int(np.flatnonzero(~np.isfinite(w) | (w < 0))[0])
         raise LamValueError(f"weights[{bad}] must be finite and >= 0, got {float(w[bad])!r}")
-    return _weighted_cover(adj, w, time_limit, "token_weighted_optimum")
+    return _weighted_cover(adj, w, time_limit, node_limit, "token_weighted_optimum")
 
 
 def _greedy_cliques(adj: np.ndarray) -> list[np.ndarray]:
@@ -244,13 +266,14 @@ def _greedy_cliques(adj: np.ndarray) -> list[np.ndarray]:
 
 
 def packing_number(
-    adj_or_embeddings: Any, t: float | None = None, *, time_limit: float | None = None
+    adj_or_embeddings: Any, t: float | None = None, *, time_limit: float | None = None, node_limit: int | None = None
 ) -> ExactResult:
     """Exact packing number ``M(S, δ)`` with a maximum witness (``scipy.optimize.milp``).
 
     ``max Σ x_i`` s.t. ``Σ_{j∈K} x_j <= 1`` for a family of cliques ``K`` of the δ-graph covering
     every edge (equivalent to the edge constraints ``x_i + x_j <= 1``, with a tighter LP).
-    Claim ``PROP2``.
+    With ``time_limit`` or ``node_limit`` the result may be a bound (``optimal=False``,
+    ``lower = value`` of the packing found, ``upper`` from HiGHS's dual bound). Claim ``PROP2``.
     """
     adj = _as_adjacency(adj_or_embeddings, t)
     n = adj.shape[0]
@@ -263,7 +286,7 @@ def packing_number(
     rows = np.concatenate([np.full(len(k), r) for r, k in enumerate(cliques)])
     cols = np.concatenate(cliques)
     a = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(len(cliques), n))
-    res = _milp(-np.ones(n), a, np.full(len(cliques), -np.inf), np.ones(len(cliques)), time_limit)
+    res = _milp(-np.ones(n), a, np.full(len(cliques), -np.inf), np.ones(len(cliques)), time_limit, node_limit)
     if res.x is None:
         raise LamValueError(f"packing_number: the MILP solver returned no solution ({res.message})")
     witness = np.flatnonzero(res.x > 0.5).astype(np.int64)
@@ -309,7 +332,10 @@ def brute_force_packing(adj: np.ndarray) -> ExactResult:
 
 
 def brute_force_weighted_covering(adj: np.ndarray, weights: Any) -> ExactResult:
-    """``T(δ)`` by enumerating every subset (``N <= 16``); cross-checks :func:`token_weighted_optimum`."""
+    """``T(δ)`` by enumerating every subset (``N <= 16``); cross-checks :func:`token_weighted_optimum`.
+
+    Of several minimum-weight coverings the witness is the first in increasing bitmask order
+    (bit ``i`` is row ``i``)."""
     adj = _as_adjacency(adj, None)
     n = adj.shape[0]
     _check_brute(n)
@@ -479,7 +505,8 @@ class HullDistance:
     ``upper = ||x - p||`` for the hull point ``p = weightsᵀ V``; ``lower`` comes from the
     separating direction ``w = x - p``: every ``y ∈ conv V`` has ``w·(x - y) >= min_j w·(x - v_j)``.
     ``direction`` is ``w/||w||`` (the query that attains the deficit, see :func:`~lam_ref.verify.hull_deficit`),
-    ``None`` when ``x`` lies in the hull up to round-off (``upper <= 1e-12``).
+    ``None`` when ``x`` lies in the hull up to round-off (``upper <= 1e-12·√scale`` with
+    ``scale = max(1, max_j ||v_j - x||²)``; then ``lower = 0``).
     """
 
     distance: float

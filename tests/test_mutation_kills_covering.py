@@ -6,6 +6,7 @@ hand."""
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import numpy as np
@@ -243,3 +244,200 @@ def test_brute_force_results_and_the_first_bad_weight():
     assert brute_force_weighted_covering(adj, [1.0, 3.0, 1.0]).value == 2.0, "the two light ends beat the heavy middle"
     with pytest.raises(LamValueError, match=r"^weights\[2\] must be finite and >= 0, got -1\.0$"):
         token_weighted_optimum(adj, weights=[0.0, 0.5, -1.0])
+
+
+def _unit_rows(n: int, dim: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    e = rng.standard_normal((n, dim))
+    return (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _lp_bound(c: np.ndarray, a_ub: np.ndarray, b_ub: np.ndarray) -> float:
+    """``min cᵀx`` over ``A x <= b``, ``0 <= x <= 1`` (the LP relaxation, by HiGHS's simplex)."""
+    from scipy.optimize import linprog
+
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(0, 1), method="highs")
+    assert res.status == 0, f"LP relaxation not solved: {res.message}"
+    return float(res.fun)
+
+
+def test_node_limit_gives_a_certified_covering_bound():
+    """With a node limit of 1 HiGHS stops at the root with a covering but no proof (an instance
+    found by search: 60 unit rows in 6-D at t = 0.4). The result is a bound, not an optimum:
+    ``optimal`` is False, ``value = upper`` is the size of the returned witness (a covering,
+    checked here with numpy), and ``lower`` lies between the LP relaxation's bound (valid for
+    any covering, computed here with ``linprog``) and the value. ``N(S, δ)`` is integral, so the
+    covering number's ``lower`` is an integer; the token optimum's is the raw dual bound."""
+    e = _unit_rows(60, 6, 4)
+    adj = delta_graph(e, 0.4)
+    lp = _lp_bound(np.ones(60), -adj.astype(np.float64), -np.ones(60))
+    res = covering_number(e, 0.4, node_limit=1)
+    assert not res.optimal and res.method == "milp", f"node limit 1 must leave the optimum unproven: {res}"
+    assert bool(adj[:, res.witness].any(axis=1).all()), "the witness of a bounded result is still a covering"
+    assert res.value == res.upper == float(res.witness.size), f"value and upper are the witness size: {res}"
+    assert math.ceil(lp - 1e-9) <= res.lower < res.upper, f"lower {res.lower} not in [ceil(LP {lp}), upper)"
+    assert res.lower == float(int(res.lower)), f"N is integral: lower {res.lower} is rounded up"
+    tw = token_weighted_optimum(e, 0.4, weights=np.ones(60), node_limit=1)
+    assert not tw.optimal and tw.value == tw.upper == float(tw.witness.size), f"token optimum bound: {tw}"
+    assert lp - 1e-9 <= tw.lower < tw.upper, f"raw dual bound {tw.lower} vs LP {lp}"
+    assert math.ceil(tw.lower - 1e-9) == res.lower, f"N rounds the same dual bound up: {tw.lower} vs {res.lower}"
+    with pytest.raises(LamValueError, match=r"^node_limit must be a non-negative integer, got -1$"):
+        covering_number(e, 0.4, node_limit=-1)
+
+
+def test_node_limit_gives_a_certified_packing_bound():
+    """Packing under a node limit of 1 (80 unit rows in 6-D at t = 0.5, found by search): a
+    packing is returned (``lower = value``), ``upper`` is HiGHS's dual bound rounded down, above
+    the value and below the edge LP relaxation's bound. Adding an isolated vertex (it joins
+    every packing and every bound, being in no clique) raises value and upper by exactly one:
+    a variable outside every clique constraint is bounded by ``x <= 1`` alone."""
+    e = _unit_rows(80, 6, 3)
+    adj = delta_graph(e, 0.5)
+    edges = np.argwhere(np.triu(adj, k=1))
+    a_ub = np.zeros((len(edges), 80))
+    a_ub[np.arange(len(edges)), edges[:, 0]] = 1.0
+    a_ub[np.arange(len(edges)), edges[:, 1]] = 1.0
+    lp = -_lp_bound(-np.ones(80), a_ub, np.ones(len(edges)))
+    res = packing_number(adj, node_limit=1)
+    assert not res.optimal and res.method == "milp", f"node limit 1 must leave the optimum unproven: {res}"
+    assert is_packing(adj, res.witness) and res.value == res.lower == float(res.witness.size), f"{res}"
+    assert res.value < res.upper <= math.floor(lp + 1e-9), f"upper {res.upper} not in (value, floor(LP {lp})]"
+    big = np.zeros((81, 81), dtype=bool)
+    big[:80, :80] = adj
+    big[80, 80] = True
+    iso = packing_number(big, node_limit=1)
+    assert not iso.optimal and 80 in iso.witness.tolist(), f"the isolated vertex joins the packing: {iso}"
+    assert (iso.value, iso.upper) == (res.value + 1, res.upper + 1), f"isolated vertex: {iso} vs {res}"
+
+
+def test_solver_is_silent_and_takes_only_known_options(capfd):
+    """HiGHS runs without a log on stdout and with options scipy knows (an unknown option name
+    would raise a RuntimeWarning, an error here)."""
+    import warnings
+
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert covering_number(e, 0.0, time_limit=5.0, node_limit=100).value == 2.0, "square at t = 0: N = 2"
+        assert packing_number(e, 0.0).value == 2.0, "square at t = 0: M = 2"
+    out = capfd.readouterr()
+    assert out.out == "" and out.err == "", f"the solver printed: {out.out[:200]!r} {out.err[:200]!r}"
+
+
+def test_optimal_token_bound_is_the_witness_weight():
+    """At a proven optimum ``lower == value == upper == Σ w[witness]`` exactly (20 unit rows in
+    3-D at t = 0.5 with random weights: an instance on which HiGHS's dual bound differs from the
+    witness weight in the last bit, so the bound must come from the witness)."""
+    rng = np.random.default_rng(1)
+    e = rng.standard_normal((20, 3))
+    e = (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
+    w = rng.uniform(0.1, 3.0, 20)
+    res = token_weighted_optimum(e, 0.5, weights=w)
+    assert res.optimal and res.lower == res.value == res.upper == float(w[res.witness].sum()), f"{res}"
+    assert res.method == "milp" and res.witness.dtype == np.int64, f"method and witness dtype: {res}"
+
+
+def test_empty_results_and_witness_dtypes():
+    """The empty set's results are MILP (or brute-force) results with zero wall time and int64
+    witnesses; the edgeless shortcut of the packing reports the time it took; the empty set
+    packs; the brute-force witnesses are int64 (also for the empty set)."""
+    empty = np.zeros((0, 0), dtype=bool)
+    for res in (covering_number(empty), packing_number(empty), token_weighted_optimum(empty, weights=[])):
+        assert (res.method, res.wall_time_s) == ("milp", 0.0), f"empty set: {res}"
+        assert res.witness.dtype == np.int64, f"empty witness dtype {res.witness.dtype}"
+    for res in (brute_force_covering(empty), brute_force_packing(empty), brute_force_weighted_covering(empty, [])):
+        assert res.witness.dtype == np.int64 and res.method == "brute", f"brute force on the empty set: {res}"
+    t0 = time.perf_counter()
+    pk = packing_number(np.eye(4, dtype=bool))
+    took = time.perf_counter() - t0
+    assert 0.0 <= pk.wall_time_s <= took, f"edgeless packing wall time {pk.wall_time_s} not in [0, {took}]"
+    adj = np.ones((3, 3), dtype=bool)
+    assert is_packing(adj, []) and is_packing(adj, np.zeros(0, np.int64)), "the empty set is a packing"
+    with pytest.raises(LamValueError, match=r"^adj must be a square boolean matrix when t is None, got bool \(2, 3\)$"):
+        packing_number(np.zeros((2, 3), dtype=bool))
+
+
+def test_brute_force_weighted_witness_is_the_first_minimum():
+    """Ties between minimum-weight coverings go to the first subset in bitmask order: on the
+    path 0-1-2 with weights 1, 2, 1 both ``{1}`` (mask 0b010) and ``{0, 2}`` (mask 0b101) weigh 2."""
+    adj = np.array([[True, True, False], [True, True, True], [False, True, True]])
+    res = brute_force_weighted_covering(adj, [1.0, 2.0, 1.0])
+    assert res.value == 2.0 and res.witness.tolist() == [1], f"first minimum in bitmask order: {res.witness}"
+
+
+#: Instances (dim, m, seed; found by search) on which Wolfe's minor cycle clips twice in a row:
+#: the clipped weights of the first clip are then the starting point of the second.
+_TWO_CLIPS = [(3, 5, 94), (3, 5, 115), (3, 12, 8), (4, 8, 238), (4, 12, 87), (4, 12, 118), (4, 12, 141)]
+
+
+@pytest.mark.claim("HULL")
+@pytest.mark.parametrize(
+    ("dim", "m", "seed", "spread"),
+    [(*c, 1.0) for c in _TWO_CLIPS] + [(2, 3, 19, 1.0), (2, 6, 3, 1.0), (3, 6, 3, 1.0), (2, 4, 17, 1.0), (2, 4, 21, 10.0)],
+)
+def test_hull_distance_decreases_monotonically_along_wolfes_iterations(dim, m, seed, spread):
+    """Wolfe's method (``max_iter`` major iterations) keeps its weights on the simplex and its
+    distance ``||x - weightsᵀV||`` never increases from one iteration to the next (each major
+    iteration strictly decreases the norm of the hull point of ``V - x``); its lower bound is
+    the dual bound of the separating direction (valid for any direction, by duality), also
+    before convergence. Once the optimality gap ``z·z - min_j z·(v_j - x)`` (``z = p - x``,
+    recomputed here) is at most half the stopping tolerance ``1e-12·scale``, one more iteration
+    returns the same result: the method has stopped."""
+    from lam_ref.covering import hull_distance
+
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((m, dim)) * spread
+    x = rng.standard_normal(dim) * 2
+    scale = max(1.0, float(np.max(np.sum((v - x) ** 2, axis=1))))
+    prev = np.inf
+    for k in range(1, 12):
+        h = hull_distance(x, v, max_iter=k)
+        assert h.weights.min() >= 0.0 and abs(h.weights.sum() - 1.0) <= 1e-12, f"k={k}: weights {h.weights}"
+        d = float(np.linalg.norm(x - h.weights @ v))
+        assert abs(h.distance - d) <= 1e-12 * spread, f"k={k}: distance {h.distance} is not ||x - p|| = {d}"
+        assert d <= prev + 1e-12 * spread, f"k={k}: distance rose from {prev} to {d}"
+        prev = d
+        lo = max(0.0, float(np.min((x - v) @ ((x - h.point) / d))))
+        assert h.lower == pytest.approx(min(lo, d), abs=1e-12 * spread), f"k={k}: lower {h.lower} is not the dual bound {lo}"
+        z = h.point - x
+        if float(z @ z) - float(np.min((v - x) @ z)) <= 0.5e-12 * scale:
+            nxt = hull_distance(x, v, max_iter=k + 1)
+            assert np.array_equal(nxt.weights, h.weights), f"k={k}: the gap is below tolerance, yet iteration {k + 1} moved"
+    h = hull_distance(x, v)
+    w = (x - h.point) / h.distance
+    lower = max(0.0, float(np.min((x - v) @ w)))
+    assert h.distance - lower <= 1e-9 * spread and abs(h.distance - prev) <= 1e-12 * spread, f"certificate [{lower}, {h.distance}]"
+
+
+@pytest.mark.claim("HULL")
+def test_hull_distance_round_off_threshold_is_relative_to_the_scale():
+    """``x`` counts as inside the hull when ``upper <= 1e-12·√scale``, ``scale = max(1,
+    max_j ||v_j - x||²)``: at 1.2e-12 from a short segment (scale 1) it is outside (a direction,
+    a lower bound); at 5e-11 from a segment of half-length 100 (scale 1e4, threshold 1e-10) it
+    is inside (no direction, lower 0) though the distance is still reported. A vertex itself is
+    at distance exactly 0 with all weight on it."""
+    from lam_ref.covering import hull_distance
+
+    near = hull_distance(np.array([0.25, 1.2e-12]), np.array([[0.0, 0.0], [0.5, 0.0]]))
+    assert near.direction is not None and near.distance == pytest.approx(1.2e-12, rel=1e-3), f"{near}"
+    assert near.lower == pytest.approx(1.2e-12, rel=1e-3), f"lower bound at 1.2e-12: {near.lower}"
+    wide = hull_distance(np.array([0.0, 5e-11]), np.array([[-100.0, 0.0], [100.0, 0.0]]))
+    assert wide.direction is None and wide.lower == 0.0, f"inside up to round-off at scale 1e4: {wide}"
+    assert wide.distance == pytest.approx(5e-11, rel=1e-3), f"the distance is still reported: {wide.distance}"
+    v = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0], [3.0, 3.0]])
+    at = hull_distance(v[2], v)
+    assert at.distance == 0.0 and at.weights.tolist() == [0.0, 0.0, 1.0, 0.0], f"x = v_2: {at}"
+
+
+def test_weights_are_summed_in_float64_and_witnesses_are_int64():
+    """Token weights given in float32 are summed in float64 (three rows without edges: every row
+    is kept and the value is the float64 sum of the float32 weights), by the MILP and by brute
+    force; the packing witness is int64."""
+    w = np.array([0.1, 0.2, 0.3], dtype=np.float32)
+    expected = float(np.float64(w[0]) + np.float64(w[1]) + np.float64(w[2]))
+    assert expected != float(w.sum()), "the instance separates float32 from float64 sums"
+    eye = np.eye(3, dtype=bool)
+    for res in (token_weighted_optimum(eye, weights=w), brute_force_weighted_covering(eye, w)):
+        assert res.value == expected, f"{res.method}: value {res.value!r} is not the float64 sum {expected!r}"
+    square = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]], dtype=np.float32)
+    assert packing_number(square, 0.0).witness.dtype == np.int64, "packing witness dtype"
