@@ -103,7 +103,8 @@ class Matcher:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held for the retained set and its index (capacity included)."""
+        """Bytes held for the retained set and its index (capacity included: 64 rows at first,
+        ``reserve(n)`` room for ``n``, and a full matcher grows to ``max(needed, 1.5 × capacity)``)."""
         return self._emb.nbytes + self._norms.nbytes + self._ids.nbytes + self._index.nbytes
 
     def reserve(self, capacity: int) -> None:

@@ -320,3 +320,94 @@ def test_banded_blocks_equal_the_banded_definition():
     res = substitute(e, 0.9, r=4, rel=0.5)
     assert res.pi.tolist() == pi, f"banded π differs at {np.flatnonzero(res.pi != np.asarray(pi))[:5]}"
     assert res.pairs_verified == looked, f"{res.pairs_verified} candidates, the definition has {looked}"
+
+
+def test_matcher_capacity_starts_at_64_rows_and_grows_by_half_when_full():
+    """``nbytes`` counts the capacity held (SPEC §13's memory figures read it): 64 rows at first,
+    ``reserve(n)`` makes room for ``n`` at once and never shrinks, and a full matcher grows to
+    ``max(needed, 1.5 × capacity)`` (amortised appends). Each retained row holds ``4·D`` bytes of
+    float32 row, an 8-byte float64 squared norm and an 8-byte int64 id; the exhaustive matcher's
+    band index stays empty, so the rest of ``nbytes`` is constant."""
+    dim, per_row = 16, 16 * 4 + 8 + 8
+    rng = np.random.default_rng(7)
+    rows = rng.standard_normal((2200, dim))
+    rows = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    m = Matcher(0.999, dim, exhaustive=True)
+    rest = m.nbytes - 64 * per_row
+    for i in range(64):
+        m.admit(rows[i : i + 1])
+    assert m.n_retained == 64, "64 random rows at t = 0.999 are all retained"
+    assert m.nbytes == rest + 64 * per_row, f"64 rows fit the initial capacity exactly: {m.nbytes - rest}"
+    m.admit(rows[64:65])
+    assert m.nbytes == rest + 96 * per_row, f"the 65th row grows 64 -> 96 rows: {(m.nbytes - rest) / per_row}"
+    m.reserve(1000)
+    assert m.nbytes == rest + 1000 * per_row, f"reserve(1000): {(m.nbytes - rest) / per_row}"
+    m.reserve(10)
+    assert m.nbytes == rest + 1000 * per_row, "reserve never shrinks"
+    m.admit(rows[65:1065])
+    assert m.n_retained == 1065 and m.nbytes == rest + 1500 * per_row, (
+        f"1065 rows need more than 1000: 1.5 x 1000 = 1500 > 1065: {(m.nbytes - rest) / per_row}")
+    m.admit(rows[1065:])
+    assert m.n_retained == 2200 and m.nbytes == rest + 2250 * per_row, (
+        f"2200 rows: 1.5 x 1500 = 2250: {(m.nbytes - rest) / per_row}")
+    assert np.array_equal(m.retained_ids, np.arange(2200)), "every row kept, in order, across the regrowths"
+    wide = Matcher(0.999, 200, exhaustive=True)
+    wide_rest = wide.nbytes - 64 * (200 * 4 + 16)
+    wide.reserve(100)
+    assert wide.nbytes == wide_rest + 100 * (200 * 4 + 16), "capacity counts rows, not coordinates (D = 200 > 100)"
+
+
+def test_sparse_banded_block_with_hundreds_of_band_candidates_follows_the_definition():
+    """The banded path where a block has at least 256 distinct band candidates but too few to be
+    dense (raw matches × 256 < block × |R|): the float32 prefilter runs on the candidate pairs
+    before the exact rule (SPEC §5). 1024 random rows are retained first; the next block of 512
+    holds 300 exact copies and 100 near-copies (inside δ) of retained rows and 112 new rows. With
+    two bands of 8 coordinates at a fine step, each copy matches in both bands and random rows
+    almost never do, so the block has about 800 raw matches against 512 × 1024 / 256 = 2048."""
+    dim = 16
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((1024 + 112, dim))
+    base = (base / np.linalg.norm(base, axis=1, keepdims=True)).astype(np.float32)
+    src = rng.choice(1024, size=400, replace=False)
+    near = base[src[300:]].astype(np.float64) + rng.normal(scale=0.01, size=(100, dim))
+    near = (near / np.linalg.norm(near, axis=1, keepdims=True)).astype(np.float32)
+    block = np.concatenate([base[src[:300]], near, base[1024:]])
+    block = block[rng.permutation(block.shape[0])]
+    e = np.concatenate([base[:1024], block])
+    t = 0.95
+    keys = band_keys(block, BandSettings(r=8, rel=0.02))
+    rkeys = band_keys(base[:1024], BandSettings(r=8, rel=0.02))
+    raw = sum(int(np.isin(keys[:, b], rkeys[:, b]).sum()) for b in range(keys.shape[1]))
+    assert 256 <= raw and raw * 256 < 512 * 1024, f"the block must take the sparse path: {raw} raw matches"
+    res = substitute(e, t, r=8, rel=0.02)
+    # the banded definition (SPEC §5), vectorised per arrival: the lowest retained y < i sharing a
+    # band key and within δ
+    allkeys = band_keys(e, BandSettings(r=8, rel=0.02))
+    e64 = e.astype(np.float64)
+    kept: list[int] = []
+    want, looked = np.empty(e.shape[0], dtype=np.int64), 0
+    for i in range(e.shape[0]):
+        ks = np.asarray(kept, dtype=np.int64)
+        cand = ks[(allkeys[ks] == allkeys[i]).any(axis=1)] if ks.size else ks
+        looked += cand.size
+        within = cand[((e64[cand] - e64[i]) ** 2).sum(axis=1) <= 2.0 - 2.0 * t]
+        want[i] = within[0] if within.size else i
+        if want[i] == i:
+            kept.append(i)
+    assert np.array_equal(res.pi, want), (
+        f"banded π differs from its definition at {np.flatnonzero(res.pi != want)[:10]}")
+    assert res.pairs_verified == looked, f"pairs verified {res.pairs_verified}, band candidates {looked}"
+    assert int(np.sum(res.pi[1024:] < 1024)) >= 300, "the 300 exact copies merge into the retained rows"
+
+
+def test_one_dimensional_rows_and_int64_ids_before_any_regrowth():
+    """``D = 1`` is a valid dimension (the unit "sphere" is {-1, +1}: the two points lie 2 apart,
+    beyond every δ < 2), and the retained ids are int64 from the first admitted row, before any
+    regrowth replaces the arrays."""
+    m = Matcher(0.5, 1, exhaustive=True)
+    pi, dist, _ = m.admit(np.array([[1.0], [-1.0], [1.0]], dtype=np.float32))
+    assert pi.tolist() == [0, 1, 0] and dist.tolist() == [0.0, 0.0, 0.0], f"π {pi}, distances {dist}"
+    assert m.retained_ids.dtype == np.int64 and m.retained_ids.tolist() == [0, 1], f"{m.retained_ids!r}"
+    b = Matcher(0.5, 1)
+    assert b.admit(np.array([[1.0]], dtype=np.float32))[0].tolist() == [0], "banded, one arrival"
+    assert b.retained_ids.dtype == np.int64, f"{b.retained_ids!r}"
