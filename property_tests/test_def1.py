@@ -84,7 +84,7 @@ def test_def1_fails_on_chained_representatives():
     must_fail(chains(min_length=3), prop_is_substitution, chained)
 
 
-def test_check_substitution_names_the_violation():
+def test_measure_substitution_names_the_violation():
     """measure_substitution rejects hand-made bad maps and names the row (pinned by hand)."""
     e = np.array([[1, 0], [0, 1], [-1, 0]], dtype=np.float32)
     # t = 0: delta² = 2; sq(0,1) = 2 merges, sq(0,2) = 4 does not
