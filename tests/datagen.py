@@ -23,3 +23,26 @@ def clustered(rng: np.random.Generator, n: int, d: int, dup: float = 0.3, spread
         x = base[src] + amt * noise
         base[n - k :] = x / np.linalg.norm(x, axis=1, keepdims=True)
     return base[rng.permutation(n)].astype(np.float32)
+
+
+def definition_pi(e: np.ndarray, t: float, keys: np.ndarray | None = None) -> tuple[list[int], int]:
+    """Algorithm 2 by its definition (SPEC §5), one arrival at a time, for the tests to compare
+    against: the candidates of arrival ``i`` are the retained ``y < i`` (only those sharing a band
+    key with ``i`` when ``keys``, one row of band keys per arrival, is given); ``π[i]`` is the
+    lowest candidate whose float64 squared distance is ``<= 2 - 2t``, else ``i``. Returns ``π``
+    as a list and the number of candidates looked at (the pairs the exact rule verifies)."""
+    e64 = np.asarray(e, dtype=np.float64)
+    d2 = 2.0 - 2.0 * t
+    kept: list[int] = []
+    pi: list[int] = []
+    looked = 0
+    for i in range(e64.shape[0]):
+        cand = np.asarray(kept, dtype=np.int64)
+        if keys is not None and cand.size:
+            cand = cand[(keys[cand] == keys[i]).any(axis=1)]
+        looked += int(cand.size)
+        within = cand[((e64[cand] - e64[i]) ** 2).sum(axis=1) <= d2]
+        pi.append(int(within[0]) if within.size else i)
+        if pi[-1] == i:
+            kept.append(i)
+    return pi, looked

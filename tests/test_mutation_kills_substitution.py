@@ -20,7 +20,7 @@ from lam_ref.geometry import LamValueError, delta_sq
 from lam_ref.online import OnlineSession
 from lam_ref.substitution import Matcher, SubstitutionResult, oracle, substitute
 
-from .datagen import clustered
+from .datagen import clustered, definition_pi
 
 pytestmark = pytest.mark.claim("DEF1")
 
@@ -30,46 +30,16 @@ AT_DELTA = np.array([[1, 0, 0, 0], [0.5, 0.5, 0.5, 0.5]], dtype=np.float32)
 
 
 def plain_definition(e: np.ndarray, t: float) -> tuple[list[int], int]:
-    """SPEC §5 by pure Python: π (lowest retained id within δ) and the number of
+    """SPEC §5 by its definition: π (lowest retained id within δ) and the number of
     (arrival, retained predecessor) pairs the oracle looks at (every retained row before i)."""
-    d2 = 2.0 - 2.0 * t
-    kept: list[int] = []
-    pi, looked = [], 0
-    for i in range(e.shape[0]):
-        rep = i
-        looked += len(kept)
-        for y in kept:
-            diff = e[i].astype(np.float64) - e[y].astype(np.float64)
-            if float(np.sum(diff * diff)) <= d2:
-                rep = y
-                break
-        if rep == i:
-            kept.append(i)
-        pi.append(rep)
-    return pi, looked
+    return definition_pi(e, t)
 
 
 def banded_definition(e: np.ndarray, t: float, settings: BandSettings) -> tuple[list[int], int]:
     """Banded Algorithm 2 by its definition (SPEC §5): the candidates of arrival ``i`` are the
     retained ``y < i`` sharing a band key; π[i] is the lowest candidate within δ. Returns π and
     the number of candidates (the pairs the exact rule verifies)."""
-    keys = band_keys(e, settings)
-    d2 = 2.0 - 2.0 * t
-    kept: list[int] = []
-    pi, looked = [], 0
-    for i in range(e.shape[0]):
-        cand = [y for y in kept if np.any(keys[y] == keys[i])]
-        looked += len(cand)
-        rep = i
-        for y in cand:
-            diff = e[i].astype(np.float64) - e[y].astype(np.float64)
-            if float(np.sum(diff * diff)) <= d2:
-                rep = y
-                break
-        if rep == i:
-            kept.append(i)
-        pi.append(rep)
-    return pi, looked
+    return definition_pi(e, t, band_keys(e, settings))
 
 
 def test_pair_exactly_at_delta_merges_in_every_mode():
@@ -251,21 +221,10 @@ def test_dense_banded_blocks_equal_the_definition():
     matrix, verified through the blocked products); banded π then equals the exact definition
     (SPEC §5), across three blocks of 512 arrivals, with merges inside and across blocks."""
     e = clustered(np.random.default_rng(9), 1200, 4, dup=0.4)
-    d2 = 2.0 - 2.0 * 0.9
-    kept: list[int] = []
-    pi = []
-    for i in range(e.shape[0]):
-        rep = i
-        if kept:
-            diff = e[kept].astype(np.float64) - e[i].astype(np.float64)
-            ok = np.flatnonzero((diff * diff).sum(axis=1) <= d2)
-            rep = kept[ok[0]] if ok.size else i
-        if rep == i:
-            kept.append(i)
-        pi.append(rep)
+    pi, looked = plain_definition(e, 0.9)
+    kept = [i for i in range(1200) if pi[i] == i]
     res = substitute(e, 0.9, r=4, rel=10.0)
     assert res.pi.tolist() == pi, f"dense banded π differs at {np.flatnonzero(res.pi != np.asarray(pi))[:5]}"
-    looked = sum(sum(1 for y in kept if y < i) for i in range(1200))
     assert res.pairs_verified == looked, f"every retained predecessor is a candidate: {res.pairs_verified} vs {looked}"
     assert 20 < len(kept) < 600, f"fixture: merges and retained rows in every block ({len(kept)} kept)"
 
@@ -300,23 +259,7 @@ def test_banded_blocks_equal_the_banded_definition():
     sharing a band key, the lowest one within δ wins)."""
     rng = np.random.default_rng(12)
     e = clustered(rng, 1100, 32, dup=0.6, spread=(0.0, 0.3))
-    settings = BandSettings(4, 0.5)
-    keys = band_keys(e, settings)
-    d2 = 2.0 - 2.0 * 0.9
-    kept: list[int] = []
-    pi, looked = [], 0
-    for i in range(e.shape[0]):
-        rep = i
-        if kept:
-            k = np.asarray(kept)
-            cand = k[(keys[k] == keys[i]).any(axis=1)]
-            looked += cand.size
-            diff = e[cand].astype(np.float64) - e[i].astype(np.float64)
-            ok = np.flatnonzero((diff * diff).sum(axis=1) <= d2)
-            rep = int(cand[ok[0]]) if ok.size else i
-        if rep == i:
-            kept.append(i)
-        pi.append(rep)
+    pi, looked = banded_definition(e, 0.9, BandSettings(4, 0.5))
     res = substitute(e, 0.9, r=4, rel=0.5)
     assert res.pi.tolist() == pi, f"banded π differs at {np.flatnonzero(res.pi != np.asarray(pi))[:5]}"
     assert res.pairs_verified == looked, f"{res.pairs_verified} candidates, the definition has {looked}"
@@ -380,22 +323,9 @@ def test_sparse_banded_block_with_hundreds_of_band_candidates_follows_the_defini
     raw = sum(int(np.isin(keys[:, b], rkeys[:, b]).sum()) for b in range(keys.shape[1]))
     assert 256 <= raw and raw * 256 < 512 * 1024, f"the block must take the sparse path: {raw} raw matches"
     res = substitute(e, t, r=8, rel=0.02)
-    # the banded definition (SPEC §5), vectorised per arrival: the lowest retained y < i sharing a
-    # band key and within δ
-    allkeys = band_keys(e, BandSettings(r=8, rel=0.02))
-    e64 = e.astype(np.float64)
-    kept: list[int] = []
-    want, looked = np.empty(e.shape[0], dtype=np.int64), 0
-    for i in range(e.shape[0]):
-        ks = np.asarray(kept, dtype=np.int64)
-        cand = ks[(allkeys[ks] == allkeys[i]).any(axis=1)] if ks.size else ks
-        looked += cand.size
-        within = cand[((e64[cand] - e64[i]) ** 2).sum(axis=1) <= 2.0 - 2.0 * t]
-        want[i] = within[0] if within.size else i
-        if want[i] == i:
-            kept.append(i)
-    assert np.array_equal(res.pi, want), (
-        f"banded π differs from its definition at {np.flatnonzero(res.pi != want)[:10]}")
+    want, looked = banded_definition(e, t, BandSettings(r=8, rel=0.02))
+    assert res.pi.tolist() == want, (
+        f"banded π differs from its definition at {np.flatnonzero(res.pi != np.asarray(want))[:10]}")
     assert res.pairs_verified == looked, f"pairs verified {res.pairs_verified}, band candidates {looked}"
     assert int(np.sum(res.pi[1024:] < 1024)) >= 300, "the 300 exact copies merge into the retained rows"
 

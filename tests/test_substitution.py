@@ -12,27 +12,14 @@ from lam_ref import oracle, substitute
 from lam_ref.bands import BandSettings, band_keys, band_recall, quantize, xxh3_64_rows
 from lam_ref.geometry import delta_sq, sq_dist
 
-from .datagen import clustered, unit_rows
+from .datagen import clustered, definition_pi, unit_rows
 
 THRESHOLDS = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99])
 
 
 def brute_force_pi(e: np.ndarray, t: float) -> list[int]:
-    """The SPEC §5 definition written as plainly as possible (pure Python loops over pairs)."""
-    d2 = 2.0 - 2.0 * t
-    kept: list[int] = []
-    pi = []
-    for i in range(e.shape[0]):
-        rep = i
-        for y in kept:  # ascending ids
-            diff = e[i].astype(np.float64) - e[y].astype(np.float64)
-            if float(np.sum(diff * diff)) <= d2:
-                rep = y
-                break
-        if rep == i:
-            kept.append(i)
-        pi.append(rep)
-    return pi
+    """The SPEC §5 definition, one arrival at a time (``tests.datagen.definition_pi``)."""
+    return definition_pi(e, t)[0]
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 60), d=st.sampled_from([2, 3, 8, 32]), t=THRESHOLDS)

@@ -8,29 +8,16 @@ import pytest
 
 from lam_ref import substitute
 from lam_ref.bands import BandSettings, band_keys
-from lam_ref.geometry import LamValueError, delta_sq, sq_dist_rows
+from lam_ref.geometry import LamValueError
 from lam_ref.substitution import _DENSE, Matcher
 
-from .datagen import clustered
+from .datagen import clustered, definition_pi
 
 
 def banded_reference(e: np.ndarray, t: float, settings: BandSettings) -> np.ndarray:
     """Banded Algorithm 2 by its definition: candidates of arrival i are the retained y < i sharing
     a band key (same band, same code hash); π[i] is the lowest candidate passing the exact rule."""
-    keys = band_keys(e, settings)
-    d2 = delta_sq(t)
-    pi = np.arange(e.shape[0])
-    kept: list[int] = []
-    for i in range(e.shape[0]):
-        cand = [y for y in kept if np.any(keys[y] == keys[i])]
-        if cand:
-            sq = sq_dist_rows(e, np.asarray(cand), np.broadcast_to(e[i], (len(cand), e.shape[1])))
-            ok = np.flatnonzero(sq <= d2)
-            if ok.size:
-                pi[i] = cand[ok[0]]
-                continue
-        kept.append(i)
-    return pi
+    return np.asarray(definition_pi(e, t, band_keys(e, settings))[0])
 
 
 @pytest.mark.claim("BAND")
