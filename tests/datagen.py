@@ -46,3 +46,11 @@ def definition_pi(e: np.ndarray, t: float, keys: np.ndarray | None = None) -> tu
         if pi[-1] == i:
             kept.append(i)
     return pi, looked
+
+
+class GenericNumpy:
+    """numpy under another identity: :mod:`lam_ref.codec` then takes its array-module-generic
+    branches (its own bit packing instead of ``np.packbits``), exactly the code CuPy runs."""
+
+    def __getattr__(self, name: str):
+        return getattr(np, name)

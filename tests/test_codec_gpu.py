@@ -17,15 +17,9 @@ from hypothesis import strategies as st
 from lam_ref.codec import array_module, codec_decode, codec_encode, codec_encode_rel
 from lam_ref.geometry import LamValueError
 
+from .datagen import GenericNumpy
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codec"
-
-
-class GenericNumpy:
-    """numpy under another identity: lam_ref.codec then takes the array-module-generic branches
-    (its own bit packing instead of np.packbits), exactly the code CuPy runs."""
-
-    def __getattr__(self, name):
-        return getattr(np, name)
 
 
 finite32 = st.floats(allow_nan=False, allow_infinity=False, width=32, min_value=-1e3, max_value=1e3)

@@ -30,13 +30,7 @@ from lam_ref.codec import (
 )
 from lam_ref.geometry import LamValueError
 
-
-class GenericNumpy:
-    """numpy under another identity: the codec then takes its array-module-generic branches (the
-    code CuPy runs), as in ``tests/test_codec_gpu.py``."""
-
-    def __getattr__(self, name):
-        return getattr(np, name)
+from .datagen import GenericNumpy
 
 
 def _f32(*values: float) -> np.ndarray:
