@@ -107,38 +107,144 @@ def test_every_page_is_in_the_navigation_once():
     assert len(titles) == len(set(titles)), f"repeated navigation titles: {titles}"
 
 
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory):
+_SITE: list[Path] = []
+
+
+def site_dir(tmp_root: Path) -> Path:
     """The strictly built site: ``$LAM_DOCS_SITE`` when ``make test`` has just built it (so the
-    suite does not build it twice), else a fresh build into a temporary folder."""
+    suite does not build it twice), else one fresh build into ``tmp_root`` per test session
+    (shared with tests/test_docs_browser.py)."""
     given = os.environ.get("LAM_DOCS_SITE")
-    if given and (Path(given) / "claims" / "index.html").is_file():
-        return Path(given)
+    if given and (Path(given) / "claims.html").is_file():
+        return Path(given).resolve()
+    if _SITE:
+        return _SITE[0]
     try:
         import mkdocs  # noqa: F401
     except ImportError:
         pytest.skip("mkdocs is not installed (pip install -e .[docs])")
-    out = tmp_path_factory.mktemp("site")
+    out = tmp_root / "site"
     env = dict(os.environ, DISABLE_MKDOCS_2_WARNING="true", NO_MKDOCS_2_WARNING="1")
     # this interpreter runs mkdocs (a console script's shebang may name another environment)
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stderr[-3000:]}"
+    _SITE.append(out)
     return out
 
 
-def test_built_pages_load_mathjax_and_mark_math(built_site):
-    """The claims page's formulas are marked for MathJax and the page loads MathJax and its
-    settings (the formulas would otherwise show as raw ``\\[ ... \\]``)."""
-    html = (built_site / "claims" / "index.html").read_text(encoding="utf-8")
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory):
+    """The built site (see :func:`site_dir`)."""
+    return site_dir(tmp_path_factory.getbasetemp())
+
+
+def test_built_pages_load_katex_offline_and_mark_math(built_site):
+    """The claims page's formulas are marked for typesetting and the page loads the vendored KaTeX
+    and the script that runs it, from the site itself: no CDN (issue 25: math renders offline)."""
+    html = (built_site / "claims.html").read_text(encoding="utf-8")
     scripts = re.findall(r'<script[^>]+src="([^"]+)"', html)
-    assert any(re.search(r"mathjax@3/es5/tex-mml-chtml\.js$", s) for s in scripts), f"no MathJax script: {scripts}"
-    assert any(s.endswith("javascripts/mathjax.js") for s in scripts), f"no MathJax settings script: {scripts}"
+    assert any(s.endswith("assets/katex/katex.min.js") for s in scripts), f"no vendored KaTeX script: {scripts}"
+    assert any(s.endswith("javascripts/math.js") for s in scripts), f"no KaTeX starter script: {scripts}"
+    assert not [s for s in scripts if re.match(r"(https?:)?//", s)], f"a script loads from the network: {scripts}"
+    css = re.findall(r'<link[^>]+href="([^"]+\.css)"', html)
+    assert any(c.endswith("assets/katex/katex.min.css") for c in css), f"no KaTeX stylesheet: {css}"
+    for font in re.findall(r"url\((fonts/[^)]+)\)", (built_site / "assets/katex/katex.min.css").read_text("utf-8")):
+        assert (built_site / "assets/katex" / font).is_file(), f"KaTeX stylesheet names a missing font {font}"
     assert html.count('class="arithmatex"') >= 10, "the claims' statements are not marked as math"
-    assert 'href="../spec/#s2-merge"' in html, "the claims page must link each claim to its rule in docs/spec.md"
+    assert 'href="spec.html#s2-merge"' in html, "the claims page must link each claim to its rule in docs/spec.md"
     assert "SPEC §" not in re.sub(r"<[^>]+>", "", html).replace("spec §", ""), "a bare SPEC § reference is left unlinked"
-    settings = (built_site / "javascripts" / "mathjax.js").read_text(encoding="utf-8")
-    assert 'processHtmlClass: "arithmatex"' in settings, "MathJax must typeset the arithmatex blocks"
+    settings = (built_site / "javascripts" / "math.js").read_text(encoding="utf-8")
+    assert "katex.render" in settings and ".arithmatex" in settings, "math.js must typeset the arithmatex blocks"
+
+
+_HREF = re.compile(r'<(?:a|link|img|script|source)\b[^>]*?\s(?:href|src)="([^"]*)"')
+_ID = re.compile(r'\s(?:id|name)="([^"]+)"')
+
+
+def _html_target(site: Path, page: Path, url: str) -> Path | None:
+    path = url.split("#", 1)[0].split("?", 1)[0]
+    if not path:
+        return page
+    return (page.parent / path) if not path.startswith("/") else site / path.lstrip("/")
+
+
+def dead_links(site: Path) -> list[str]:
+    """Every internal link or asset of the built site whose file or anchor does not exist, as
+    ``page: url (why)``. Root-absolute links (``/x``) and links to a folder (``x/``) are dead too:
+    a copy of ``site/`` opened from disk has no server root and no server to pick ``index.html``."""
+    pages = sorted(site.rglob("*.html"))
+    ids: dict[Path, set[str]] = {}
+    bad = []
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        for url in _HREF.findall(html):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", url, re.I) or url.startswith("//"):
+                continue  # http(s), mailto, data: not internal
+            if url.startswith("/"):
+                bad.append(f"{page.relative_to(site)}: {url} (root-absolute: breaks under file://)")
+                continue
+            target = _html_target(site, page, url)
+            if target.is_dir():
+                bad.append(f"{page.relative_to(site)}: {url} (a folder: breaks under file://)")
+                continue
+            if not target.is_file():
+                bad.append(f"{page.relative_to(site)}: {url} (no file {target.relative_to(site) if target.is_relative_to(site) else target})")
+                continue
+            if "#" in url and target.suffix == ".html":
+                frag = url.split("#", 1)[1]
+                if frag:
+                    if target not in ids:
+                        ids[target] = set(_ID.findall(target.read_text(encoding="utf-8")))
+                    if frag not in ids[target]:
+                        bad.append(f"{page.relative_to(site)}: {url} (no anchor #{frag} in {target.relative_to(site)})")
+    return bad
+
+
+def test_link_checker_finds_dead_files_and_anchors(tmp_path):
+    """The checker is not vacuous: a missing page, a missing anchor, a root-absolute path and a
+    folder link are each reported; good links and an external one are not (issue 25: no dead links)."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a.html").write_text('<h2 id="here">x</h2><a href="b/c.html">b</a><a href="#here">h</a>'
+                                     '<a href="#gone">g</a><a href="d.html">d</a><a href="https://x.org/">x</a>'
+                                     '<img src="/img/x.png"><a href="b/">folder</a>', encoding="utf-8")
+    (tmp_path / "b" / "c.html").write_text('<a href="../a.html#here">a</a>', encoding="utf-8")
+    bad = dead_links(tmp_path)
+    assert len(bad) == 4, f"expected the missing anchor, the missing page, the root-absolute image, the folder: {bad}"
+    for want in ("#gone", "d.html", "/img/x.png", "b/ (a folder"):
+        assert any(want in b for b in bad), f"{want} not reported: {bad}"
+
+
+def test_built_site_has_no_dead_internal_link(built_site):
+    """Every internal link, anchor and asset of the built site exists (the API pages, the claims,
+    the per-test anchors, 404.html opened from disk): MkDocs reports dead anchors only at INFO level."""
+    bad = dead_links(built_site)
+    assert not bad, f"{len(bad)} dead internal links:\n" + "\n".join(bad[:40])
+
+
+def test_api_reference_is_split_per_module_and_renders_its_cross_references(built_site):
+    """One API page per public module of the package tree; no raw Sphinx role (``:func:`x```) is
+    left in the rendered docstrings; ``SPEC §n`` links to the spec; an object implementing a claim
+    links back to it (issue 25, items 2-3)."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    pkg = ROOT / "lam_ref"
+    for mod in ("lam_ref.geometry", "lam_ref.substitution", "lam_ref.claims.thm1", "lam_ref.text.lines"):
+        assert (built_site / "reference" / f"{mod}.html").is_file(), f"no API page for {mod}"
+    assert (pkg / "geometry.py").is_file(), "the test names a module that moved"
+    pages = sorted((built_site / "reference").glob("lam_ref*.html"))
+    assert len(pages) >= 60, f"only {len(pages)} module pages"
+    big = [p.stem for p in pages if p.stat().st_size > 600_000]
+    assert not big, f"API pages over 600 kB: {big}"
+    raw = []
+    for p in pages:
+        text = re.sub(r"<[^>]+>", "", p.read_text(encoding="utf-8"))
+        raw += [f"{p.stem}: {m}" for m in re.findall(r":(?:func|class|mod|data|meth):`[^`]*`", text)]
+    geo = (built_site / "reference" / "lam_ref.geometry.html").read_text(encoding="utf-8")
+    assert not raw, f"{len(raw)} raw Sphinx roles in the API pages: {raw[:10]}"
+    assert re.search(r'<a [^>]*href="../spec.html#s2[^"]*"[^>]*>SPEC §2</a>', geo), "SPEC §2 in geometry's docstrings is not a link"
+    assert re.search(r'Implements:</strong> <a [^>]*href="../claims.html#eq1[^"]*"[^>]*>EQ1</a>', geo), \
+        "lam_ref.geometry.delta_from_t implements EQ1 but its API entry does not link to the claim"
+    assert 'id="lam_ref.geometry.TIE_BAND"' in geo, "a constant documented by #: comments has no API entry"
 
 
 def test_built_navigation_has_no_repeated_entry(built_site):
