@@ -61,7 +61,8 @@ with mkdocs_gen_files.open(API_INDEX, "w") as fh:
         fh.write(f"| [`{mod}`]({posixpath.relpath(api_page(mod), 'reference')}) | {_summary(ROOT, mod)} |\n")
 for mod in MODULES:
     with mkdocs_gen_files.open(api_page(mod), "w") as fh:
-        fh.write(f"# `{mod}`\n\n[API reference](api.md)\n\n::: {mod}\n")
+        # the module's own heading is the page title (h1); its members are h2
+        fh.write(f"---\ntitle: {mod}\n---\n\n::: {mod}\n    options:\n      heading_level: 1\n\n[All modules](api.md)\n")
 
 # The claims page and the per-test-file pages (fails the build on an inconsistent registry).
 
