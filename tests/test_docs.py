@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -256,3 +257,54 @@ def test_built_navigation_has_no_repeated_entry(built_site):
     dupes = {h for h in hrefs if hrefs.count(h) > 1}
     assert not dupes, f"navigation links a page twice: {dupes}: {hrefs}"
     assert not any("claims/tests/" in h for h in hrefs), "per-test-file pages belong to the claims page, not the navigation"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("HYPOTHESIS_PROFILE") != "thorough",
+                    reason="slow (about a minute): runs in the thorough profile, `make thorough`")
+def test_the_wheel_builds_and_installs_into_a_fresh_venv(tmp_path):
+    """The home page's second install route works: ``python -m build --wheel`` on the tracked files
+    gives a wheel that installs into a fresh venv, where ``import lam_ref`` comes from that venv
+    and ``lam-ref --help`` runs (docs/index.md#install). The dependencies are lent from this
+    interpreter's site-packages (no network here)."""
+    pytest.importorskip("build", reason="the build package is not installed (pip install -e .[dev])")
+    import site
+    import sysconfig
+    import zipfile
+
+    src = tmp_path / "src"
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout: the tracked files are unknown")
+    for name in out.stdout.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            (src / name).write_bytes((ROOT / name).read_bytes())
+    proc = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist")],
+                          cwd=src, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"python -m build --wheel failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    wheels = list((tmp_path / "dist").glob("lam_ref-*.whl"))
+    assert len(wheels) == 1, f"expected one wheel, found {wheels}"
+    names = zipfile.ZipFile(wheels[0]).namelist()
+    for want in ("lam_ref/__init__.py", "lam_ref/cli.py", "lam_ref/claims/__init__.py"):
+        assert want in names, f"the wheel lacks {want}"
+    if shutil.which("gcc") or shutil.which("cc"):
+        assert any(re.match(r"lam_ref/text/_l0\..*\.so$", n) for n in names), "the wheel lacks L0's compiled C pass"
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, timeout=300)
+    py = env / "bin" / "python"
+    purelib = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    lend = [p for p in [*site.getsitepackages(), sysconfig.get_paths()["purelib"]] if Path(p).is_dir()]
+    (purelib / "_lam_deps.pth").write_text("\n".join(lend) + "\n", encoding="utf-8")
+    proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[0])],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"pip install of the wheel failed:\n{proc.stderr[-2000:]}"
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    where = subprocess.run([str(py), "-c", "import lam_ref; print(lam_ref.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, env=clean)
+    assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(env), \
+        f"import lam_ref in the fresh venv came from {where.stdout.strip()!r} ({where.stderr[-500:]})"
+    helped = subprocess.run([str(env / "bin" / "lam-ref"), "--help"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120, env=clean)
+    assert helped.returncode == 0 and "compact" in helped.stdout, f"lam-ref --help from the wheel failed: {helped.stderr[-500:]}"
