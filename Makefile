@@ -11,7 +11,7 @@ export HYPOTHESIS_PROFILE ?= ci
 export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 
-.PHONY: venv demo test lint docs bench thorough sanitize-l0 mutation clean
+.PHONY: venv chromium demo test lint docs bench thorough sanitize-l0 mutation clean
 
 $(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,15 @@ lint: venv
 docs: venv
 	$(PY) -m mkdocs build --strict -q -d site
 
-test: venv
+# Chromium for the docs' browser test (tests/test_docs_browser.py, which skips without it): installed
+# with apt when missing and apt-get is usable (root, as in CI: .ci/run runs `make test`).
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "note: no Chromium (apt-get install chromium): tests/test_docs_browser.py will skip"
+
+test: venv chromium
 	$(VENV)/bin/ruff check .
 	$(PY) -m mkdocs build --strict -q -d site
 	LAM_DOCS_SITE=site $(PY) -m pytest -q -p no:cacheprovider
