@@ -51,8 +51,8 @@ thorough: venv
 bench: venv
 	$(PY) -c "import faiss, matplotlib" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check -e ".[bench]"
 	$(VENV)/bin/lam-ref bench constants --out benchmarks/results/profile.json
-	$(VENV)/bin/lam-ref model --json --plot benchmarks/results/schedules.png > benchmarks/results/model.json
-	$(VENV)/bin/lam-ref model --device benchmarks/results/profile.json --json > benchmarks/results/model_here.json
+	$(VENV)/bin/lam-ref model --json benchmarks/results/model.json --plot benchmarks/results/schedules.png
+	$(VENV)/bin/lam-ref model --device benchmarks/results/profile.json --json benchmarks/results/model_here.json
 	$(PY) benchmarks/bench_baselines.py --repeat 4 --json benchmarks/results/baselines.json --plots benchmarks/results
 	$(PY) benchmarks/bench_footprint.py --json benchmarks/results/footprint.json
 	$(PY) benchmarks/bench_substitution.py --json benchmarks/results/substitution.json

@@ -7,7 +7,10 @@ Inputs (all produced by commands documented on the pages that show the figures):
 * ``--embeddings EMB.npy``: ``lam-ref sweep/compact ... --save-embeddings EMB.npy`` (with
   ``EMB.ids.json`` beside it) → the distribution of merge distances at ``--threshold`` (each
   trajectory's windows run through Algorithm 2 with the default bands, as ``compact`` runs L1);
-* ``benchmarks/results/{compact,l0,substitution}.json`` → throughput of each stage.
+* ``benchmarks/results/{compact,l0,substitution}.json`` → throughput of each stage;
+* ``--compare COMPARE.json``: ``lam-ref compare PATH --gold gold.json --json COMPARE.json`` → the
+  peers figure (``docs/assets/peers/compare.{png,svg}``), drawn by the same function as
+  ``lam-ref compare --plot``, without running the comparison again.
 
 Usage::
 
@@ -136,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embeddings", type=Path, help=".npy of --save-embeddings (ids beside it)")
     ap.add_argument("--threshold", type=float, default=0.95, help="threshold of the merge-distance histogram")
     ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results", help="benchmark results folder")
+    ap.add_argument("--compare", type=Path, help="JSON of lam-ref compare (the peers figure)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="output folder")
     args = ap.parse_args(argv)
     written = []
@@ -143,6 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         written += removal_vs_threshold(json.loads(args.sweep.read_text()), args.out)
     if args.embeddings:
         written += merge_distance_histogram(args.embeddings, args.threshold, args.out)
+    if args.compare:
+        from lam_ref.commands.compare import plot as compare_plot
+
+        peers = ROOT / "docs" / "assets" / "peers"
+        written += compare_plot(json.loads(args.compare.read_text())["rows"], str(peers / "compare.png"))
     if (args.results / "compact.json").is_file():
         written += throughput(args.results, args.out)
     for p in written:

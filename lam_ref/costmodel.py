@@ -674,7 +674,7 @@ def table_m(device: DeviceProfile | str | None = None, tokens: float = 1e6) -> l
     ]
     for row in rows:
         row["ratio_to_lam"] = row["seconds"] / lam["total"]
-    rows.append({"method": "LAM encoding share", "seconds": lam["encode"], "ratio_to_lam": lam["encode"] / lam["total"],
+    rows.append({"method": "LAM, encoding only (ratio: its share of LAM)", "seconds": lam["encode"], "ratio_to_lam": lam["encode"] / lam["total"],
                  "paper_ratio_to_lam": 0.99989})
     return rows
 

@@ -308,3 +308,42 @@ def test_the_wheel_builds_and_installs_into_a_fresh_venv(tmp_path):
     helped = subprocess.run([str(env / "bin" / "lam-ref"), "--help"], cwd=tmp_path, capture_output=True, text=True,
                             timeout=120, env=clean)
     assert helped.returncode == 0 and "compact" in helped.stdout, f"lam-ref --help from the wheel failed: {helped.stderr[-500:]}"
+
+
+def test_peers_figure_labels_do_not_overprint_and_the_evidence_axis_ends_at_100(tmp_path):
+    """docs/peers.md's figure (``lam-ref compare --plot``): operating points that share the top of
+    the evidence axis (100 %) get labels that do not overlap, the axis stops at 100 %, and the x
+    axis names the column it plots (``removed (ev. set)``), not the net removal (issue 25, item 6)."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lam_ref.commands import compare
+
+    rows = [{"method": m, "label": lab, "prefix_stable": m == "lam", "seeds": 1,
+             "evidence": {"micro": 1.0, "removal_net": x, "removal_net_range": [x, x], "micro_range": [1.0, 1.0]}}
+            for m, lab, x in [("lam", "t=0.99", 0.382), ("lam", "t=0.95", 0.39), ("lam", "t=0.9", 0.41),
+                              ("l0", "—", 0.384), ("lre", "budget=512", 0.4886), ("masking", "k=5", 0.5018)]]
+    drawn = {}
+    real_close = plt.close
+
+    def keep(fig=None):
+        drawn["fig"] = fig
+
+    plt.close = keep
+    try:
+        compare.plot(rows, str(tmp_path / "c.png"))
+    finally:
+        plt.close = real_close
+    fig = drawn["fig"]
+    ax = fig.axes[0]
+    assert ax.get_ylim()[1] == 100.0, f"the evidence axis ends at {ax.get_ylim()[1]}, not 100 %"
+    assert "ev. set" in ax.get_xlabel(), f"the x axis does not name the column it plots: {ax.get_xlabel()!r}"
+    fig.canvas.draw()
+    boxes = [(t.get_text(), t.get_window_extent()) for t in ax.texts]
+    assert len(boxes) == len(rows), f"{len(boxes)} labels for {len(rows)} points"
+    overlaps = [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+    assert not overlaps, f"labels overprint each other: {overlaps}"
+    real_close(fig)

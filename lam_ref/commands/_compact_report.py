@@ -129,6 +129,9 @@ def finish_run(report: dict[str, Any], json_dest: str | None, *, done: int, fail
         print(f"lam-ref compact: {failed} of {failed + done} inputs failed", file=sys.stderr)
     for prob in problems:
         print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
+    if report.get("checks", {}).get("run") and not problems and done:
+        print(f"lam-ref compact: check passed on {done} trajectories: δ̂ <= δ, audit round trip, L2 error bound",
+              file=sys.stderr)
     if json_dest:
         write_json(report, json_dest)
     if not done and not failed:

@@ -35,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="trajectories for β (default: ../shared/data/swe-agent-trajectories when present)")
     c.add_argument("--name", default=None, help="profile name (default: this host's name)")
     c.add_argument("--quick", action="store_true", help="smaller sizes (seconds, noisier)")
-    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    # ``--json`` alone (the former flag) still means stdout
+    c.add_argument("--json", metavar="OUT", nargs="?", const="-",
+                   help="write the result as JSON to OUT (- or no value: stdout, and no table)")
     c.set_defaults(func=run)
     return p
 
@@ -209,6 +211,8 @@ def measure_constants(*, encoder: str = "all-MiniLM-L6-v2", data: Path | None = 
 def run(args: argparse.Namespace) -> int:
     if args.out:
         validate_output_file(args.out, "--out")
+    if args.json and args.json != "-":
+        validate_output_file(args.json, "--json")
     data = Path(args.data) if args.data else _default_data()
     if args.data and not data.exists():
         raise LamValueError(f"--data {args.data!r} does not exist")
@@ -216,8 +220,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_json(res, args.out)
     if args.json:
-        write_json(res, "-")
-        return 0
+        write_json(res, args.json)
+        if args.json == "-":
+            return 0
     from ..costmodel import GB10
 
     p = res["profile"]

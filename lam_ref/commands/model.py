@@ -4,12 +4,14 @@ and a plot of cumulative cost against turn per schedule (Figure 1 style, PNG and
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 from pathlib import Path
 from typing import Any
 
 from .. import costmodel as cm
 from ..geometry import LamValueError
-from ._common import pyplot, table, validate_output_file, write_json
+from ._common import pyplot, table, validate_json_dest, validate_output_file, write_json
 
 _TITLES = {
     "2": "Table 2: mean modelled latency per turn (s), 1,453 growth turns, Llama-3.1-8B",
@@ -26,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="table to print (repeatable; default: all)")
     p.add_argument("--device", default="GB10",
                    help="device profile: GB10, A100, or a JSON file from `lam-ref bench constants` (default GB10)")
-    p.add_argument("--json", action="store_true", help="print the tables as JSON")
+    # ``--json`` alone (the former flag) still means stdout
+    p.add_argument("--json", metavar="OUT", nargs="?", const="-",
+                   help="write the tables as JSON to OUT (- or no value: stdout; the tables then go to stderr)")
     p.add_argument("--plot", metavar="OUT.png",
                    help="write cumulative cost vs turn per schedule as OUT.png and OUT.svg")
     p.set_defaults(func=run)
@@ -34,17 +38,28 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _fmt(v: Any) -> str:
+    """One style for every number of every table: 4 significant digits, thousands grouped, no
+    exponent (``1,186,740`` next to ``16,626``, ``0.0007761``); integers as they are."""
     if v is None:
         return "—"
-    if isinstance(v, float):
-        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
-            return f"{v:.4g}"
-        return f"{v:.4f}" if abs(v) < 10 else f"{v:.1f}"
-    return str(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    mag = math.floor(math.log10(abs(float(f"{v:.3e}"))))  # of the value rounded to 4 digits (0.99999 -> 1.000)
+    if mag >= 3:
+        return f"{v:,.0f}"
+    if mag < -6:
+        return f"{v:.3e}"
+    return f"{v:,.{3 - mag}f}"
 
 
 def run(args: argparse.Namespace) -> int:
     device = cm.profile(args.device)
+    validate_json_dest(args.json)
+    show = sys.stderr if args.json == "-" else sys.stdout
     if args.plot:
         if Path(args.plot).suffix.lower() != ".png":
             raise LamValueError(f"--plot {args.plot!r} must end in .png (an .svg is written beside it)")
@@ -54,18 +69,16 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         rows = cm.TABLES[name](device)
         out["tables"][name] = rows
-        if not args.json:
-            print(_TITLES[name] + f" — device {device.name}")
-            header = list(rows[0])
-            print(table([[_fmt(r.get(h)) for h in header] for r in rows], header))
-            print()
+        print(_TITLES[name] + f" — device {device.name}", file=show)
+        header = list(rows[0])
+        print(table([[_fmt(r.get(h)) for h in header] for r in rows], header), file=show)
+        print(file=show)
     if args.plot:
         paths = plot_schedules(args.plot, device)
         out["plot"] = [str(p) for p in paths]
-        if not args.json:
-            print("wrote " + ", ".join(str(p) for p in paths))
+        print("wrote " + ", ".join(str(p) for p in paths), file=show)
     if args.json:
-        write_json(out, "-")
+        write_json(out, args.json)
     return 0
 
 
