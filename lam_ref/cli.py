@@ -15,7 +15,6 @@ import sys
 from . import __version__
 from .geometry import LamValueError
 
-
 #: The exit-status line every ``--help`` ends its description with (docs/cli.md#conventions),
 #: unless the command states its own.
 EXIT_STATUS = "Exit status: 0 ok, 1 some inputs or checks failed, 2 usage error or unusable input."
