@@ -12,8 +12,9 @@ and LAM compacts what it saw (paper §2.2–2.3, Table 10; SPEC §3–8).
    compacted observation and the digests are printed.
 4. Checks: ``δ̂ <= δ`` (``THM1``) and the audit round trip (every original record restored byte
    for byte, SPEC §8). The exit status is non-zero if either fails.
-5. When ``../shared/data/swe-agent-trajectories`` exists, those real trajectories are compacted
-   and checked too.
+5. When a folder of real SWE-agent trajectories is found (``$LAM_SHARED_DATA``, or a
+   ``shared/data/swe-agent-trajectories`` folder beside the checkout), those are compacted and
+   checked too.
 
 Needs no data from anywhere. ``--encoder hash`` runs without torch (for a quick look; thresholds
 differ per encoder).
@@ -281,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m lam_ref.demo", description=__doc__.split("\n")[0])
     ap.add_argument("--encoder", default=DEFAULT_ENCODER, help=f"encoder (default {DEFAULT_ENCODER})")
     ap.add_argument("--threshold", type=float, default=0.95, help="merge threshold t (default 0.95)")
-    ap.add_argument("--no-shared", action="store_true", help="skip ../shared/data even if it exists")
+    ap.add_argument("--no-shared", action="store_true", help="skip the folder of real SWE-agent trajectories ($LAM_SHARED_DATA) even if it is there")
     ap.add_argument("--keep", metavar="DIR", help="also copy the recorded trajectory to DIR")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
@@ -328,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   checks: δ̂ <= δ on all ({total['within_bound']}), audit round trip on all "
                   f"({not any('audit' in p for p in problems)})")
     elif not args.no_shared:
-        print("\n(../shared/data not found: only the demo trajectory was compacted)")
+        print("\n(only the demo trajectory was compacted; to compact your own runs: "
+              "lam-ref compact DIR --residual-dir out/ --mkdir, or set LAM_SHARED_DATA=DIR for this demo)")
 
     print(f"\ndemo finished in {time.perf_counter() - t_start:.1f} s")
     for p in problems:
