@@ -78,8 +78,8 @@ class Tab:
 
     def open(self, rel: str) -> None:
         self.errors.clear()
+        # "load": the scripts have run (KaTeX typesets on DOMContentLoaded) and the images are in
         self.page.goto((self.site / rel).as_uri(), wait_until="load")
-        self.page.wait_for_load_state("networkidle")
 
     def close(self) -> None:
         self.ctx.close()
