@@ -347,3 +347,40 @@ def test_peers_figure_labels_do_not_overprint_and_the_evidence_axis_ends_at_100(
     overlaps = [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
     assert not overlaps, f"labels overprint each other: {overlaps}"
     real_close(fig)
+
+
+def test_hooks_link_test_spans_and_old_api_links_but_not_code_blocks():
+    """docs/hooks.py: a test-file code span becomes a link to its generated page (at the test's
+    anchor for ``path::name``), an old single-page API link becomes a cross-reference, and
+    neither a fenced block, a span already inside a link, nor a file without a page changes."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    import hooks
+
+    pages = {"claims/tests/tests/test_codec.md", "spec.md"}
+    md = ("See `tests/test_codec.py` and `tests/test_codec.py::test_round_half_up_ties`, "
+          "[`tests/test_codec.py`](x.md), `tests/test_nothing.py`, [`TIE_BAND`](reference/api.md#lam_ref.geometry.TIE_BAND).\n"
+          "```text\n`tests/test_codec.py`\n```\n")
+    out = hooks.link_markdown(md, "spec.md", pages)
+    assert "[`tests/test_codec.py`](claims/tests/tests/test_codec.md)" in out, out
+    assert "(claims/tests/tests/test_codec.md#test_round_half_up_ties)" in out, out
+    assert "[`tests/test_codec.py`](x.md)" in out and "[[`" not in out, f"a span inside a link was linked again: {out}"
+    assert "`tests/test_nothing.py`," in out and "test_nothing.md" not in out, "a file without a page got a link"
+    assert "[`TIE_BAND`][lam_ref.geometry.TIE_BAND]" in out, "the old API link is not a cross-reference"
+    assert out.endswith("```text\n`tests/test_codec.py`\n```\n"), "a fenced block was changed"
+    deeper = hooks.link_markdown("`tests/test_codec.py`", "reference/x.md", pages)
+    assert deeper == "[`tests/test_codec.py`](../claims/tests/tests/test_codec.md)", f"not relative to the page: {deeper}"
+
+
+def test_griffe_extension_reads_spec_sections_and_roles():
+    """docs/griffe_lam.py: the spec's headings give the anchors ``SPEC §n`` and ``SPEC §n.m`` link
+    to, and all of Sphinx's role forms are recognised (``:func:`x```, ``~``, ``text <target>``)."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    import griffe_lam
+
+    anchors = griffe_lam.spec_anchors((ROOT / "docs" / "spec.md").read_text(encoding="utf-8"))
+    assert anchors.get("2") == "s2" and anchors.get("7") == "s7", f"section anchors: {sorted(anchors.items())[:6]}"
+    assert anchors.get("2.1") == "s2-merge", f"subsection 2.1 is {anchors.get('2.1')!r}, the spec says s2-merge"
+    forms = [m.groups() for m in griffe_lam.ROLE.finditer(
+        ":func:`substitute` :class:`~lam_ref.online.OnlineSession` :meth:`the admit step <OnlineSession.admit>`")]
+    assert forms == [("func", "", "substitute", None), ("class", "~", "lam_ref.online.OnlineSession", None),
+                     ("meth", "", "the admit step", "OnlineSession.admit")], forms
