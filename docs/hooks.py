@@ -71,7 +71,7 @@ def on_post_build(config, **kwargs):  # noqa: ARG001 - MkDocs' signature
     page = Path(config["site_dir"]) / "404.html"
     if page.is_file():
         html = page.read_text(encoding="utf-8")
-        page.write_text(ROOT_ABSOLUTE.sub(r"\1", html).replace('href=""', 'href="./"'), encoding="utf-8")
+        page.write_text(ROOT_ABSOLUTE.sub(r"\1", html).replace('href=""', 'href="index.html"'), encoding="utf-8")
 
 
 def on_startup(command, dirty=False, **kwargs):  # noqa: ARG001 - MkDocs' signature
