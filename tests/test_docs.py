@@ -384,3 +384,25 @@ def test_griffe_extension_reads_spec_sections_and_roles():
         ":func:`substitute` :class:`~lam_ref.online.OnlineSession` :meth:`the admit step <OnlineSession.admit>`")]
     assert forms == [("func", "", "substitute", None), ("class", "~", "lam_ref.online.OnlineSession", None),
                      ("meth", "", "the admit step", "OnlineSession.admit")], forms
+
+
+def test_every_implementing_object_links_back_to_its_claims(built_site):
+    """Each name a registered claim lists in ``implements`` has an API entry whose text (up to the
+    next object's heading) links to that claim: the claims → code map works both ways."""
+    from lam_ref.claims import CLAIMS
+
+    pages = {p: p.read_text(encoding="utf-8") for p in (built_site / "reference").glob("lam_ref*.html")}
+    heading = re.compile(r'<h[1-6] id="[^"]+" class="doc doc-heading')
+    missing = []
+    for c in CLAIMS:
+        for name in c.implements:
+            found = False
+            for html in pages.values():
+                at = html.find(f'id="{name}"')
+                if at >= 0:
+                    nxt = heading.search(html, at + len(name) + 5)
+                    found = f">{c.id}</a>" in html[at:nxt.start() if nxt else None]
+                    break
+            if not found:
+                missing.append(f"{name} -> {c.id}")
+    assert not missing, f"API entries without a link to the claim they implement: {missing}"
