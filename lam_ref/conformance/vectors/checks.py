@@ -1,0 +1,56 @@
+"""The conformance checks ``vectors.<profile>``: every vector of a profile's file (``docs/vectors.md``).
+
+A check runs only for a profile the implementation claims (its ``PROFILES``, else the default
+profiles of the parts it provides: ``core``, ``online``, ``l0``, ``codec-bound``); any other
+profile is skipped with the reason, never passed. A failure lists how many vectors failed and
+the first few, each with its id, flags and spec anchor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..harness import Check, CheckSkipped, Context, check
+from .run import PROFILE_CHECKS, PROFILE_PARTS, PROFILES, declared_profiles, load_vectors, run_vectors, session_loader, summary
+
+__all__ = ["CHECKS", "check_vectors"]
+
+_PARTS = {"substitute": ("substitute",), "online": ("online",), "lines": ("lines",), "codec": ("codec",),
+          "session": ("online",)}
+
+
+def check_vectors(impl: Any, ctx: Context, profile: str) -> None:
+    """Run ``profile``'s vectors against ``impl``; raise ``AssertionError`` listing the failures."""
+    claimed, source = declared_profiles(impl)
+    if profile not in claimed:
+        raise CheckSkipped(f"profile {profile!r} not claimed ({source}: {', '.join(sorted(claimed)) or 'none'})")
+    if profile == "session-v1" and session_loader(impl) is None:
+        raise AssertionError("profile 'session-v1' is claimed but the implementation has no load_session(data: bytes)")
+    doc = load_vectors(profile)
+    failures = run_vectors(impl, profile, doc)
+    if failures:
+        ctx.note({"file": f"{profile}.json", "vector": failures[0].vector_id, "flags": list(failures[0].flags)})
+        raise AssertionError(f"{profile}.json: {summary(failures, doc['number_of_vectors'])}")
+
+
+def _make(profile: str) -> Any:
+    claim, spec = PROFILE_CHECKS[profile]
+
+    def body(impl: Any, ctx: Context) -> None:
+        check_vectors(impl, ctx, profile)
+
+    body.__doc__ = f"Every vector of {profile}.json: {spec.split(' ', 1)[1]}."
+    body.__name__ = f"check_vectors_{profile.replace('-', '_')}"
+    return check(f"vectors.{profile}", claim=claim, spec=spec, parts=_PARTS[PROFILE_PARTS[profile]])(body)
+
+
+_FUNCS = {p: _make(p) for p in PROFILES}
+check_vectors_core = _FUNCS["core"]
+check_vectors_online = _FUNCS["online"]
+check_vectors_l0 = _FUNCS["l0"]
+check_vectors_l0_stubs = _FUNCS["l0-stubs"]
+check_vectors_codec_bound = _FUNCS["codec-bound"]
+check_vectors_codec_v1 = _FUNCS["codec-v1"]
+check_vectors_session_v1 = _FUNCS["session-v1"]
+#: The ``vectors.*`` checks in report order (the suite's registry adds them to its own list).
+CHECKS: list[Check] = [f.check for f in _FUNCS.values()]
