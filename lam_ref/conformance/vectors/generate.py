@@ -205,16 +205,21 @@ def build_core() -> _File:
         ("SPEC §2.1 example: (1,0), (0,1) at t = 0, sq = 2 = δ²", [[1, 0], [0, 1]], 0.0, ["InclusiveTie"]),
         ("(1,0), (0,1) at t = 0.5: sq = 2 > δ² = 1", [[1, 0], [0, 1]], 0.5, ["HairOutside"]),
         ("antipodes at t = -1: sq = 4 = δ²", [[1, 0], [-1, 0]], -1.0, ["InclusiveTie", "ThresholdEnds"]),
-        ("antipodes at t = 0: sq = 4 > δ² = 2", [[1, 0], [-1, 0]], 0.0, ["NotSquared"]),
+        ("antipodes at t = 0: sq = 4 > δ² = 2", [[1, 0], [-1, 0]], 0.0, ["HairOutside"]),
         ("three axes at t = 0: every pair at sq = 2 = δ²", [[1, 0, 0], [0, 1, 0], [0, 0, 1]], 0.0, ["InclusiveTie", "LowestId"]),
         ("duplicates at t = 1 (δ = 0): sq = 0 = δ²", [[0, 1, 0], [1, 0, 0], [0, 1, 0]], 1.0, ["Duplicates", "ThresholdEnds"]),
         ("half vectors at t = 0.5: sq = 1 = δ²", [[h, h, h, h], [h, h, h, -h]], 0.5, ["InclusiveTie"]),
-        ("half vectors at t = 0.75: sq = 1 > δ² = 0.5 (sq compared with δ = 0.707 would merge)", [[h, h, h, h], [h, h, h, -h]], 0.75, ["NotSquared"]),
+        ("half vectors at t = 0.75: sq = 1 > δ² = 0.5", [[h, h, h, h], [h, h, h, -h]], 0.75, ["HairOutside"]),
         ("two retained rows at sq = 1 = δ² from the arrival: the lower id wins", [[h, h, h, h], [h, -h, -h, h], [h, h, -h, h]], 0.5, ["LowestId", "InclusiveTie"]),
         ("a tie with a dropped row does not count: only retained rows represent", [[1, 0], [0, 1], [-1, 0]], 0.0, ["RetainedOnly", "InclusiveTie"]),
     ]
     for comment, rows, t, flags in exact:
         _core_add(f, comment, flags, "s2-merge", encode_array(_f32(rows)), t)
+    # sq compared with δ instead of δ²: D = 16 rows of ±1/4, k flips give sq = k/4 exactly
+    _core_add(f, "D = 16, three signs apart: sq = 0.75 > δ² = 0.6 at t = 0.7 (but sq <= δ = 0.775)", ["NotSquared"],
+              "s2-merge", _signs(16, 0.25, [0, 7]), 0.7)
+    _core_add(f, "D = 16, six signs apart: sq = 1.5 <= δ² = 2 at t = 0 (but sq > δ = 1.414)", ["NotSquared"],
+              "s2-merge", _signs(16, 0.25, [0, 63]), 0.0)
     # D = 1024 sign patterns of ±1/32 (exact unit norm); index 7 flips three signs: sq = 3/256 exactly
     t_tie = 1.0 - 3.0 / 512.0
     for label, t, flags in (("t = 1 - 3/512, sq = δ² = 3/256", t_tie, ["InclusiveTie", "LargeDimension"]),
@@ -557,7 +562,8 @@ CODEC_NOTES = {
     "QuotientBeyondInt32": ("IntegerWidth", "|x| / (2eb) beyond 2^31 - 1: format version 1 refuses; a bound-keeping format may accept."),
     "Float32Overflow": ("Overflow", "a reconstruction q · 2eb beyond float32's range: refused (version 1) or kept within the bound."),
     "SpecialValues": ("EdgeCase", "negative zero and subnormal values."),
-    "BadBound": ("InvalidInput", "eb zero, negative, NaN, infinite, or so large that 2eb overflows: ValueError (SPEC A9)."),
+    "BadBound": ("InvalidInput", "eb zero, negative, NaN or infinite: ValueError."),
+    "HugeBound": ("Overflow", "eb so large that 2eb overflows float64 (SPEC A9): refused, or every value within the bound (never a NaN)."),
     "NonFinite": ("InvalidInput", "a NaN or infinite value in x: ValueError naming the index."),
     "Truncated": ("InvalidStream", "the stream cut short: decode must refuse, never return a shorter array."),
     "EmptyStream": ("InvalidStream", "zero bytes: decode must refuse."),
@@ -599,11 +605,12 @@ def build_codec_bound() -> _File:
               input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)}, expected={"n": len(x)})
     for comment, x, eb, flags in (("x = 2^31 at eb = 0.5 (code beyond int32)", [2147483648.0], 0.5, ["QuotientBeyondInt32"]),
                                   ("x = 1 at eb = 5e-324 (a subnormal bound)", [1.0], 5e-324, ["QuotientBeyondInt32"]),
-                                  ("x = 3e38 at eb = 1e38 (reconstruction 4e38)", [3e38], 1e38, ["Float32Overflow"])):
+                                  ("x = 3e38 at eb = 1e38 (reconstruction 4e38)", [3e38], 1e38, ["Float32Overflow"]),
+                                  ("eb = 1e308: 2eb overflows (format version 1 refuses; SPEC A9)", [0.5, -1.0], 1e308, ["HugeBound"])):
         f.add(comment=comment, flags=flags, spec="s9-bound", result="acceptable", op="codec_roundtrip",
               input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)}, expected={"n": len(x)}, may_reject=True)
     x = np.linspace(-1, 1, 70, dtype=np.float32)
-    for eb in (0.0, -1e-3, float("nan"), float("inf"), float("-inf"), 1e308):
+    for eb in (0.0, -1e-3, float("nan"), float("inf"), float("-inf")):
         f.add(comment=f"eb = {eb!r}", flags=["BadBound"], spec="s9-codec", result="invalid", op="codec_roundtrip",
               input={"x": encode_array(x), "eb": encode_scalar(eb)})
     for label, k, value in (("a NaN at index 37", 37, np.nan), ("+inf at index 3", 3, np.inf), ("-inf at index 69", 69, -np.inf)):
@@ -632,10 +639,11 @@ def build_codec_v1() -> _File:
         data = v1_encode(x70, 1e-3, block)
         f.add(comment=f"block size {block}, 70 values", flags=["BlockSize"], spec="s9-codec", result="valid", op="codec_decode",
               input={"data": encode_bytes(data)}, expected={"x": encode_array(_f32(v1_decode_values(x70, 1e-3)))})
-    for comment, x, eb in (("x = 2^31 at eb = 0.5 (code beyond 2^31 - 1)", [2147483648.0], 0.5),
-                           ("x = 3e38 at eb = 1e38 (reconstruction overflows float32)", [3e38], 1e38)):
-        f.add(comment=f"encode refuses: {comment}", flags=["QuotientBeyondInt32" if eb == 0.5 else "Float32Overflow"],
-              spec="s9-codec", result="invalid", op="codec_encode", input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)})
+    for comment, x, eb, flag in (("x = 2^31 at eb = 0.5 (code beyond 2^31 - 1)", [2147483648.0], 0.5, "QuotientBeyondInt32"),
+                                 ("x = 3e38 at eb = 1e38 (reconstruction overflows float32)", [3e38], 1e38, "Float32Overflow"),
+                                 ("eb = 1e308 (2eb overflows float64)", [1.0], 1e308, "HugeBound")):
+        f.add(comment=f"encode refuses: {comment}", flags=[flag], spec="s9-codec", result="invalid", op="codec_encode",
+              input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)})
     # refused streams, each with one defect (the CRC recomputed unless the CRC is the defect)
     hand = [2.5, -0.5] + [1.0] * 30 + [-1.5, -1.0] + [0.25] * 6
     q = [v1_quantize(v, 0.5) for v in hand]
