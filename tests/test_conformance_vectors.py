@@ -33,6 +33,7 @@ from lam_ref.online import OnlineSession
 VECTOR_DIR = vector_path("core").parent
 CONSUMER = VECTOR_DIR / "consumer.mjs"
 NODE = shutil.which("node")
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 #: Vectors with 65,537+ rows or 2,100 retained rows: the pure-Python mutants are quadratic in N.
 SLOW_FLAGS = ("LargeIds", "LargeRetainedSet")
 
@@ -167,6 +168,7 @@ def test_reference_passes_every_vector(profile):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not THOROUGH, reason="slow (10 s each): runs in the thorough profile, `make thorough`")
 @pytest.mark.parametrize("profile", ["core", "online"])
 def test_reference_passes_the_large_id_vectors(profile):
     """The 65,537-row vectors (ids past 65,536), run by the thorough conformance run only."""
