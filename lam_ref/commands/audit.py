@@ -32,7 +32,14 @@ from typing import Any
 import numpy as np
 
 from ..covering import covering_number
-from ..geometry import LamValueError, delta_from_t, delta_sq, sq_dist_rows, validate_embeddings, validate_threshold
+from ..geometry import (
+    LamValueError,
+    delta_from_t,
+    delta_sq,
+    sq_dist_rows,
+    validate_embeddings,
+    validate_threshold,
+)
 from ..substitution import substitute
 from ._common import add_json, load_embeddings, table, validate_input_paths, validate_json_dest, write_json
 
@@ -86,7 +93,7 @@ def _load_ints(path: str, name: str, key: str | None = None) -> np.ndarray:
     return arr
 
 
-def _rows_of(values: np.ndarray, ids: np.ndarray | None, name: str, path: str) -> np.ndarray:  # noqa: D401
+def _rows_of(values: np.ndarray, ids: np.ndarray | None, name: str, path: str) -> np.ndarray:
     """Output ids -> row positions (identity without ``--ids``); unknown ids are an error naming them."""
     n = ids.shape[0] if ids is not None else None
     if ids is None:
@@ -182,7 +189,7 @@ def audit_output(embeddings: Any, t: float, *, kept: Any = None, pi: Any = None,
     near = np.full(n, -1, np.int64)
     near_sq = np.full(n, np.nan)
     covered = np.ones(n, bool)
-    for k, (a, b) in enumerate(segs):
+    for a, b in segs:
         rows = deleted[(deleted >= a) & (deleted < b)]
         kept_rows = np.flatnonzero(mask[a:b]) + a
         nr, ns, ok = _nearest_retained(e64, rows, kept_rows, d2)
