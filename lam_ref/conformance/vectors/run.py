@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import numpy as np
 
 from ...geometry import LamValueError
@@ -99,8 +100,6 @@ def vector_path(profile: str) -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _validator() -> Any:
-    import jsonschema
-
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
