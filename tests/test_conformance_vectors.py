@@ -285,3 +285,18 @@ def test_javascript_consumer_fails_on_a_wrong_expected_output(tmp_path):
     (tmp_path / "core.json").write_text(json.dumps(doc), encoding="utf-8")
     out = subprocess.run([NODE, str(CONSUMER), str(tmp_path) + "/", "core"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and f"FAIL core #{v['id']}" in out.stdout, f"consumer.mjs must flag vector {v['id']}: {out.stdout}"
+
+
+def test_vectors_command_exit_codes(tmp_path, capsys):
+    """``python -m lam_ref.conformance.vectors``: 0 all pass, 1 a vector fails, 2 bad input (one line)."""
+    from lam_ref.conformance.vectors.__main__ import main as vectors_main
+
+    assert vectors_main(["--impl", "lam_ref.conformance.adapter", "l0", "codec-bound"]) == 0, "lam_ref passes"
+    assert "l0: 0 of 26 vectors failed" in capsys.readouterr().out, "one summary line per file"
+    assert vectors_main(["--impl", "lam_ref.conformance.mutants.m14_l0_stub_per_line", "l0"]) == 1, "a failing vector exits 1"
+    assert "[Run]" in capsys.readouterr().out, "the failures are listed with their flags"
+    for bad, what in (("codec-v9", "unknown vector profile 'codec-v9'"), (str(tmp_path / "x.json"), "x.json")):
+        (tmp_path / "x.json").write_text('{"schema": "other"}')
+        assert vectors_main(["--impl", "lam_ref.conformance.adapter", bad]) == 2, f"{bad}: bad input exits 2"
+        err = capsys.readouterr().err
+        assert what in err and err.count("\n") == 1, f"one line naming {what!r}: {err!r}"

@@ -444,8 +444,15 @@ def run_vectors(impl: Any, profile: str, doc: dict[str, Any] | None = None, *,
     return failures
 
 
-def summary(failures: list[VectorFailure], total: int, limit: int = 5) -> str:
+def count_run(doc: dict[str, Any], skip_flags: tuple[str, ...] = ()) -> int:
+    """How many vectors of ``doc`` :func:`run_vectors` runs with ``skip_flags``."""
+    return sum(1 for v in doc["vectors"] if not any(f in skip_flags for f in v["flags"]))
+
+
+def summary(failures: list[VectorFailure], total: int, limit: int = 5, left_out: int = 0) -> str:
     head = f"{len(failures)} of {total} vectors failed"
+    if left_out:
+        head += f" ({left_out} flagged {'/'.join(THOROUGH_ONLY)} left out; the thorough run includes them)"
     lines = [head] + [f"  {f}" for f in failures[:limit]]
     if len(failures) > limit:
         lines.append(f"  ... and {len(failures) - limit} more")
