@@ -18,6 +18,7 @@ import types
 import warnings
 
 import jsonschema
+import numpy as np
 import pytest
 
 from lam_ref.conformance import adapter
@@ -300,3 +301,26 @@ def test_vectors_command_exit_codes(tmp_path, capsys):
         assert vectors_main(["--impl", "lam_ref.conformance.adapter", bad]) == 2, f"{bad}: bad input exits 2"
         err = capsys.readouterr().err
         assert what in err and err.count("\n") == 1, f"one line naming {what!r}: {err!r}"
+
+
+class _AliasingSession:
+    """Correct decisions, but each admit returns a view into one scratch buffer reused by the next."""
+
+    def __init__(self, t):
+        self.inner = adapter.OnlineSession(t)
+        self.scratch = np.zeros(1 << 17, np.int64)
+
+    def admit(self, e):
+        pi = self.inner.admit(e)
+        self.scratch[: pi.size] = pi
+        return self.scratch[: pi.size]
+
+
+def test_session_vectors_catch_a_returned_array_that_aliases_state():
+    """SPEC §15 (returned arrays are the caller's): a π that a later admit overwrites is caught."""
+    m = types.ModuleType("aliasing")
+    m.substitute = adapter.substitute
+    m.OnlineSession = _AliasingSession
+    failures = run_vectors(m, "online", skip_flags=THOROUGH_ONLY)
+    assert any("aliases the session's state" in str(f) for f in failures), f"aliasing not caught: {failures[:2]}"
+    assert run_vectors(_reference_module(), "online", skip_flags=THOROUGH_ONLY) == [], "lam_ref's sessions return their own arrays"

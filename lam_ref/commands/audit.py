@@ -234,6 +234,7 @@ def audit_output(embeddings: Any, t: float, *, kept: Any = None, pi: Any = None,
                  "algorithm2": "kept" if alg2_mask[i] else f"deleted (represented by {int(alg2[i])})"}
     exact = [p for p in per_traj if p["optimum"] is not None]
     return {
+        "schema": "lam_ref.audit.report", "schema_version": 1,
         "n": n, "dim": int(e.shape[1]), "trajectories": len(segs), "t": t, "delta": delta_from_t(t),
         "input": "pi" if given_pi is not None else "kept",
         "kept": int(mask.sum()), "deleted": int(deleted.size),

@@ -227,10 +227,18 @@ def _op_substitute(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str |
 
 
 def _turn_outcomes(session: Any, turns: list[np.ndarray]) -> list[Any]:
+    """Each turn's π (or a refusal); a returned array that changes when later turns are admitted
+    (a view into the session's state) is a failure (returned arrays belong to the caller)."""
     out: list[Any] = []
+    raw: list[Any] = []
     for k, turn in enumerate(turns):
         status, res = _call(lambda turn=turn: session.admit(turn))
         out.append(_REJECTED if status == _REJECTED else _as_ints(res, turn.shape[0] if turn.ndim else 0, f"admit of turn {k}"))
+        raw.append(None if status == _REJECTED else res)
+    for k, (res, got) in enumerate(zip(raw, out)):
+        if res is not None and np.asarray(res).astype(np.int64).tolist() != got:
+            raise AssertionError(f"the π returned for turn {k} changed when later turns were admitted "
+                                 "(it aliases the session's state; a returned array must be the caller's own)")
     return out
 
 
