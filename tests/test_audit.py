@@ -207,3 +207,38 @@ def test_masking_output_violates_and_lam_passes():
 
     lam = audit_output(x, 0.95, pi=oracle(x, 0.95).pi)
     assert lam["premise_holds"] and lam["equals_algorithm2"], f"LAM's own π passes the audit: {lam}"
+
+
+THOROUGH = __import__("os").environ.get("HYPOTHESIS_PROFILE") == "thorough"
+
+
+@pytest.mark.slow
+@pytest.mark.data
+@pytest.mark.skipif(not THOROUGH, reason="loads all-MiniLM-L6-v2 (about a minute): runs in the thorough profile")
+def test_docs_audit_page_shows_what_the_command_prints(tmp_path):
+    """docs/audit.md's three outputs are what `lam-ref audit` prints on the shared BabyEncryption trajectory."""
+    from pathlib import Path
+
+    from lam_ref.demo import shared_data_dir
+    from lam_ref.peers.semdedup import semdedup_deleted
+    from lam_ref.text.loaders import load_file
+
+    shared = shared_data_dir()
+    found = sorted(shared.rglob("BabyEncryption.traj")) if shared else []
+    if not found:
+        pytest.skip("the shared SWE-agent trajectories (BabyEncryption.traj) are not here")
+    traj = load_file(found[0])[0]
+    tok = get_tokenizer()
+    enc = encode_chunks([(i, traj.records[i].turn, traj.records[i].text) for i in traj.observation_indices],
+                        get_encoder("all-MiniLM-L6-v2"), tok)
+    x = enc.embeddings
+    masked = set(mask(traj, 3, tok).deleted_units)
+    outputs = {
+        "semdedup": audit_output(x, 0.95, kept=np.setdiff1d(np.arange(x.shape[0]), semdedup_deleted(x, 0.05, seed=0))),
+        "masking": audit_output(x, 0.95, kept=[c.id for c in enc.chunks if c.record not in masked]),
+    }
+    page = (Path(__file__).resolve().parents[1] / "docs" / "audit.md").read_text(encoding="utf-8")
+    for name, r in outputs.items():
+        line = f"kept / deleted                                      {r['kept']} / {r['deleted']}"
+        assert line in page, f"docs/audit.md must show {name}'s kept / deleted {r['kept']} / {r['deleted']}"
+        assert f"{r['delta_hat_nearest']:.17g}" in page, f"docs/audit.md must show {name}'s δ̂ {r['delta_hat_nearest']!r}"
