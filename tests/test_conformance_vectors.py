@@ -47,13 +47,17 @@ class _RestoredSession:
         return self.session.admit(e).pi
 
 
-def _load_session(data: bytes) -> _RestoredSession:
-    """The ``load_session(data: bytes)`` hook of the session-v1 profile over lam_ref's loader."""
+def _session_load(path: str, t: float) -> _RestoredSession:
+    """The ``session_load(path, t)`` of SPEC §15.1 (profile session-v1) over lam_ref's loader."""
+    return _RestoredSession(OnlineSession.load(path, t=t))
+
+
+def _load_bytes(data: bytes, t: float) -> _RestoredSession:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "session.lamsession")
         with open(path, "wb") as fh:
             fh.write(data)
-        return _RestoredSession(OnlineSession.load(path))
+        return _session_load(path, t)
 
 
 def _reference_module() -> types.ModuleType:
@@ -61,7 +65,8 @@ def _reference_module() -> types.ModuleType:
     m = types.ModuleType("lam_ref_all_profiles")
     for name in ("substitute", "OnlineSession", "dedup_lines", "STUB_PREFIX", "codec_encode", "codec_decode", "COMPLETE"):
         setattr(m, name, getattr(adapter, name))
-    m.load_session = _load_session
+    m.session_load = _session_load
+    m.session_save = lambda session, path: session._session.save(path)
     m.PROFILES = set(PROFILES)
     return m
 
@@ -184,10 +189,10 @@ def test_session_v1_files_load_with_lam_ref_online_session():
     for v in load_vectors("session-v1")["vectors"]:
         data = decode_bytes(v["input"]["data"], "data")
         if v["result"] == "valid":
-            assert _load_session(data) is not None, f"vector {v['id']} ({v['comment']}) must load"
+            assert _load_bytes(data, v["input"]["t"]) is not None, f"vector {v['id']} ({v['comment']}) must load"
         else:
             with pytest.raises(SessionFileError):
-                _load_session(data)
+                _load_bytes(data, v["input"]["t"])
 
 
 def test_vectors_run_through_the_exec_protocol():
@@ -211,7 +216,7 @@ def test_vector_checks_run_for_claimed_profiles_and_skip_others():
     for name in ("substitute", "OnlineSession"):
         setattr(no_hook, name, getattr(adapter, name))
     no_hook.PROFILES = {"core", "online", "session-v1"}
-    with pytest.raises(AssertionError, match="no load_session"):
+    with pytest.raises(AssertionError, match="no session_load"):
         vchecks.check_vectors_session_v1(no_hook)
     ids = [c.id for c in vchecks.CHECKS]
     assert ids == [f"vectors.{p}" for p in PROFILES], f"one vectors check per profile, got {ids}"

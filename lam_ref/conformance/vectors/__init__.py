@@ -19,6 +19,7 @@ refusal when ``may_reject``), the ``spec`` anchor, the ``op`` and its ``input``.
 
 from __future__ import annotations
 
+from . import checks  # noqa: E402,F401  (registers the vectors.* checks with @check)
 from .run import (
     PROFILE_CHECKS,
     PROFILES,

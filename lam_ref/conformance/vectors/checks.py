@@ -10,6 +10,7 @@ the first few, each with its id, flags and spec anchor.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..harness import Check, CheckSkipped, Context, check
@@ -38,7 +39,7 @@ def check_vectors(impl: Any, ctx: Context, profile: str) -> None:
     if profile not in claimed:
         raise CheckSkipped(f"profile {profile!r} not claimed ({source}: {', '.join(sorted(claimed)) or 'none'})")
     if profile == "session-v1" and session_loader(impl) is None:
-        raise AssertionError("profile 'session-v1' is claimed but the implementation has no load_session(data: bytes)")
+        raise AssertionError("profile 'session-v1' is claimed but the implementation has no session_load(path, t)")
     doc = load_vectors(profile)
     skip = () if ctx.thorough else THOROUGH_ONLY
     failures = run_vectors(impl, profile, doc, skip_flags=skip)
@@ -56,7 +57,8 @@ def _make(profile: str) -> Any:
 
     body.__doc__ = f"Every vector of {profile}.json: {spec.split(' ', 1)[1]}."
     body.__name__ = f"check_vectors_{profile.replace('-', '_')}"
-    return check(f"vectors.{profile}", claim=claim, spec=spec, parts=_PARTS[PROFILE_PARTS[profile]])(body)
+    extra = {"profiles": (profile,)} if "profiles" in inspect.signature(check).parameters else {}
+    return check(f"vectors.{profile}", claim=claim, spec=spec, parts=_PARTS[PROFILE_PARTS[profile]], **extra)(body)
 
 
 _FUNCS = {p: _make(p) for p in PROFILES}

@@ -87,6 +87,11 @@ function substitute(E, t) {
 }
 
 // ---------------------------------------------------------------- L0 (SPEC §7), stubs of SPEC §8.1
+// Whitespace is the set SPEC §7.1 lists (Python's str.isspace), not JavaScript's trim().
+const WHITESPACE = new Set([..."\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"]);
+for (let c = 0x2000; c <= 0x200a; c++) WHITESPACE.add(String.fromCharCode(c));
+const isBlank = (line) => [...line].every((ch) => WHITESPACE.has(ch));
+
 function dedupLines(records, prefix) {
   const seen = new Map(); // line -> [record, output line]
   return records.map((text, r) => {
@@ -94,7 +99,7 @@ function dedupLines(records, prefix) {
     let run = 0, first = null;
     const endRun = () => { if (run) out.push(`${prefix}L0 ${run} lines=r${first[0]}:${first[1]}]`); run = 0; };
     for (const line of text.split("\n")) {
-      const isProtected = line.trim() === "" || line.startsWith(prefix);
+      const isProtected = isBlank(line) || line.startsWith(prefix);
       if (!isProtected && seen.has(line)) {
         if (!run) first = seen.get(line);
         run++;

@@ -14,7 +14,7 @@ so a Python module and an ``exec:`` server are fed the same way (the exec protoc
 | ``codec_truncated`` | ``codec_decode`` of a cut ``codec_encode(x, eb)`` | refused |
 | ``codec_encode`` | ``codec_encode(x, eb)`` | exactly ``expected.data`` |
 | ``codec_decode`` | ``codec_decode(data)`` | exactly ``expected.x`` (float32 bits) |
-| ``session_load`` | ``load_session(data)``, then ``admit(turn)`` per turn | each turn's π; a bad file refused |
+| ``session_load`` | ``session_load(path, t)`` of the file's bytes, then ``admit(turn)`` per turn | each turn's π; a bad file refused |
 
 A refusal is a ``ValueError`` (an exec server's ``"type": "ValueError"`` reply); any other
 exception is a failure.
@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +58,7 @@ HERE = Path(__file__).resolve().parent
 SCHEMA_PATH = HERE / "schema.json"
 #: The profiles of issue 21 §2, one vector file each.
 PROFILES = ("core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "session-v1")
-#: The SPEC §15 part each profile needs (``session`` is the ``load_session`` hook).
+#: The SPEC §15 part each profile needs (``session``: ``session_save`` / ``session_load``).
 PROFILE_PARTS = {"core": "substitute", "online": "online", "l0": "lines", "l0-stubs": "lines",
                  "codec-bound": "codec", "codec-v1": "codec", "session-v1": "session"}
 #: What an implementation that declares no ``PROFILES`` is held to: the parts it provides.
@@ -165,11 +167,11 @@ def declared_profiles(impl: Any) -> tuple[set[str], str]:
 
 
 def session_loader(impl: Any) -> Any:
-    """The ``load_session(data: bytes)`` hook of ``impl`` (or its module), or ``None``."""
-    fn = getattr(impl, "load_session", None)
-    if fn is None:
-        fn = getattr(getattr(impl, "module", None), "load_session", None)
-    return fn
+    """The ``session_load(path, t)`` of ``impl`` (SPEC §15.1, profile ``session-v1``), or ``None``."""
+    parts = getattr(impl, "parts", None)
+    if isinstance(parts, dict) and "session" in parts:  # an Implementation that knows the part
+        return impl.session_load if impl.has("session") else None
+    return getattr(getattr(impl, "module", None), "session_load", None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -396,13 +398,18 @@ def _op_codec_decode(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str
 def _op_session_load(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | None:
     loader = session_loader(impl)
     data = decode_bytes(vec["input"]["data"], "input.data")
-    status, session = _call(lambda: loader(data))
-    if vec["result"] == "invalid":
-        return None if status == _REJECTED else "load_session accepted a file that must be refused"
-    if status == _REJECTED:
-        return f"load_session refused a valid file: {session}"
-    turns = [decode_embeddings(x, f"input.turns[{k}]") for k, x in enumerate(vec["input"]["turns"])]
-    return _compare_turns(vec, _turn_outcomes(session, turns), "restored session")
+    t = decode_scalar(vec["input"]["t"], "input.t")
+    with tempfile.TemporaryDirectory(prefix="lam_ref_vector_") as tmp:
+        path = os.path.join(tmp, "session.lamsession")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        status, session = _call(lambda: loader(path, t))
+        if vec["result"] == "invalid":
+            return None if status == _REJECTED else "session_load accepted a file that must be refused"
+        if status == _REJECTED:
+            return f"session_load refused a valid file: {session}"
+        turns = [decode_embeddings(x, f"input.turns[{k}]") for k, x in enumerate(vec["input"]["turns"])]
+        return _compare_turns(vec, _turn_outcomes(session, turns), "restored session")
 
 
 _OPS = {
