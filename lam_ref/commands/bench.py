@@ -158,7 +158,7 @@ def measure_beta(data: Path | None) -> dict[str, Any]:
 
 
 def _default_data() -> Path | None:
-    from ..demo import shared_data_dir
+    from ..text.loaders import shared_data_dir
 
     return shared_data_dir()
 
