@@ -16,13 +16,8 @@ from lam_ref.commands import compact as compact_cmd
 from lam_ref.commands.compact import display_ids
 from lam_ref.text.loaders import MAX_TURN, load_file
 
-OBS = "collected 2 items\n\ntest_x.py ..  [100%]\n2 passed in 0.01s"
-
-
-def _traj(i: int) -> dict:
-    return {"trajectory": [{"action": "pytest", "observation": OBS, "thought": "run"},
-                           {"action": "cat x.py", "observation": f"def f{i}():\n    return {i}\n" * 3, "thought": "read"},
-                           {"action": "pytest", "observation": OBS + "\nextra line", "thought": "again"}]}
+from .datagen import PYTEST_OBS as OBS
+from .datagen import swe_agent_traj as _traj
 
 
 def _write(path: Path, obj) -> Path:

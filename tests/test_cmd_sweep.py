@@ -24,23 +24,14 @@ from lam_ref.text.encoders import HashingEncoder
 from lam_ref.text.loaders import load_file
 from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
 
+from .datagen import write_jsonl_trajectory as _jsonl
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
 PYDICOM = next(iter(sorted(SHARED.rglob("pydicom__pydicom-1458.traj"))), None) if SHARED.is_dir() else None
 
 HANDLER = "def handler(request):\n    return render_page(request)\n" + "".join(
     f"def helper_{i}(value):\n    return value * {i} + offset_{i}\n" for i in range(12))
 EVIDENCE_A = "return render_page(request)"  # 27 characters: an evidence line (>= 12)
-
-
-def _jsonl(path: Path, steps: list[tuple[str, str]]) -> Path:
-    """A generic-JSONL trajectory: one (action, observation) pair per turn."""
-    lines = []
-    for turn, (action, obs) in enumerate(steps):
-        lines.append(json.dumps({"role": "action", "text": action, "turn": turn}))
-        lines.append(json.dumps({"role": "observation", "text": obs, "turn": turn}))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 @pytest.fixture()
