@@ -39,6 +39,12 @@ TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of 
 exit status: 0 ok, 1 some inputs failed or --check failed, 2 usage error or unusable input"""
 
 
+def hashing_note() -> None:
+    """The note a compact run with the hashing encoder prints on stderr (serial or on Dask)."""
+    print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
+          "comparable to a real encoder's", file=sys.stderr)
+
+
 def parse_layers(text: str) -> tuple[str, ...]:
     """``"l1,l0"`` → ``("l1", "l0")`` (validated by :class:`CompactionConfig`)."""
     parts = tuple(p.strip().lower() for p in str(text).split(",") if p.strip())

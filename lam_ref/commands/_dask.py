@@ -167,9 +167,10 @@ def _encode_item(index: int, path: str, tid: str, *, fmt, encoder, device, confi
 
 
 def _hash_note(args: argparse.Namespace) -> None:
+    from ._compact_report import hashing_note
+
     if str(args.encoder).lower().startswith("hash"):
-        print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
-              "comparable to a real encoder's", file=sys.stderr)
+        hashing_note()
 
 
 def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:

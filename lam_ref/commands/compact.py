@@ -49,6 +49,7 @@ from ._compact_report import (  # noqa: F401  (re-exported: their former home; t
     ResidualWriter,
     display_ids,
     finish_run,
+    hashing_note,
     parse_layers,
     print_summary,
     result_problems,
@@ -128,8 +129,7 @@ def run(args: argparse.Namespace) -> int:
         return run_compact(args, config)
     encoder = get_encoder(args.encoder, args.device)
     if encoder.kind == "hashing":
-        print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
-              "comparable to a real encoder's", file=sys.stderr)
+        hashing_note()
     quiet = args.json == "-"
     out = sys.stderr if quiet else sys.stdout
     summaries: list[dict[str, Any]] = []

@@ -134,13 +134,11 @@ def write_file_output(run_dir: str, record: dict[str, Any], kind: str = "files")
 def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool) -> list[str]:
     """Write trajectory ``k`` of file ``index``'s residual and audit store under ``stage/<index>/``
     (named by the driver later); with ``check``, the problems found reading them back."""
-    from .._io import write_jsonl
-    from ..text.residuals import AUDIT_SUFFIX, RESIDUAL_SUFFIX, written_problems
+    from ..text.residuals import ResidualWriter, written_problems
 
     stage = Path(run_dir) / "stage" / f"{index:07d}"
     stage.mkdir(parents=True, exist_ok=True)
-    write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
-    apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
+    _, apath = ResidualWriter(stage).write(res, name=str(k))
     return written_problems(apath, res) if check else []
 
 

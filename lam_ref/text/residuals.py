@@ -174,8 +174,10 @@ class ResidualWriter:
             name = f"{base}~{k}"
         return name
 
-    def write(self, res: CompactionResult) -> tuple[Path, Path]:
-        name = self.name_for(res.trajectory.id)
+    def write(self, res: CompactionResult, name: str | None = None) -> tuple[Path, Path]:
+        """Write one trajectory's files under ``name`` (default: :meth:`name_for` its id; a Dask
+        task stages them under its own index); the residual's and the audit store's paths."""
+        name = self.name_for(res.trajectory.id) if name is None else name
         rpath = write_jsonl(self.directory / f"{name}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
         apath = res.audit.save(self.directory / f"{name}{AUDIT_SUFFIX}")
         self.written[name] = {"id": res.trajectory.id, "path": res.trajectory.path,
