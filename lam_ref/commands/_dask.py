@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..distributed.files import DaskSteps, FileRun, map_files, where
+from ..distributed.files import file_run as _file_run
 from ..geometry import LamValueError
 from ..tables import display_ids, table
 from ._common import load_embeddings, validate_output_dir, write_json
@@ -67,8 +68,6 @@ def file_run(args: argparse.Namespace, command: str, settings: dict[str, Any]) -
     """:func:`lam_ref.distributed.files.file_run` for parsed arguments (``paths``, ``format``,
     ``--resume``, ``--json``): ``--resume DIR`` names the run's state folder, created when missing
     (its parent must exist; docs/cli.md, docs/scale.md); the table goes to stderr with ``--json -``."""
-    from ..distributed.files import file_run as _file_run
-
     resume = getattr(args, "resume", None)
     if resume is not None:
         validate_output_dir(resume if Path(resume).exists() else str(Path(resume).resolve().parent), "--resume")
