@@ -14,6 +14,9 @@ The rules (``docs/spec-decisions.md``, "Layering"):
 * no module of ``lam_ref/commands/`` imports a command module: what commands share is a
   ``_``-prefixed helper of ``lam_ref/commands/`` (``_common``, ``_compact_report``, ``_dask``),
   which imports no command either, or library code.
+
+And the names moved by that layering keep working from their former home for one release, as the
+"Moved names" table of ``docs/spec-decisions.md`` lists them (the table is read here).
 """
 
 from __future__ import annotations
@@ -226,3 +229,64 @@ def test_no_command_imports_another_command():
     in a ``_`` helper of ``lam_ref/commands/`` or in the library."""
     bad = command_to_command(import_graph())
     assert not bad, "command -> command imports: " + ", ".join(f"{a} -> {b}" for a, b in bad)
+
+
+# ----------------------------------------------------------------------------------------------
+# moved names (docs/spec-decisions.md, "Moved names"): the table is the one list, checked here
+
+DECISIONS = ROOT / "docs" / "spec-decisions.md"
+
+
+def moved_names() -> list[tuple[str, list[str], str, str]]:
+    """The rows of the "Moved names" table: ``(former module, names, new module, kind)`` with
+    ``kind`` one of ``re-exported``, ``not re-exported``, ``removed`` (modules below ``lam_ref``;
+    for a removed alias ``new module`` is the dotted replacement)."""
+    text = DECISIONS.read_text(encoding="utf-8")
+    section = text.split("## Moved names", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        old = cells[0].strip("`")
+        names = [n.strip().strip("`") for n in cells[1].split(",")]
+        new = cells[2].split("`")[1]
+        kind = "removed" if "(removed)" in cells[2] else "not re-exported" if "(not re-exported)" in cells[2] \
+            else "re-exported"
+        rows.append((old, names, new, kind))
+    return rows
+
+
+def test_moved_names_table_is_read():
+    """The parser of the table is not vacuous: it finds the rows of each kind."""
+    rows = moved_names()
+    kinds = {k for *_, k in rows}
+    assert kinds == {"re-exported", "not re-exported", "removed"}, f"kinds found: {kinds}"
+    assert ("commands.restore", ["AUDIT_SUFFIX", "RESIDUAL_SUFFIX", "NATIVE_TAG", "audit_files", "native_file",
+                                 "native_name", "restore_one", "write_native_original"], "text.residuals",
+            "re-exported") in rows, "the first row of the table"
+
+
+def test_moved_names_keep_working_for_one_release():
+    """Every re-exported former name is the very object of its new home; the names not
+    re-exported and the removed aliases are gone from the former module (and the replacement of
+    a removed alias exists)."""
+    import importlib
+
+    problems = []
+    for old, names, new, kind in moved_names():
+        old_mod = importlib.import_module(f"lam_ref.{old}")
+        for name in names:
+            if kind == "re-exported":
+                new_obj = getattr(importlib.import_module(f"lam_ref.{new}"), name, None)
+                if new_obj is None:
+                    problems.append(f"lam_ref.{new}.{name} (the new home of {old}.{name}) does not exist")
+                elif getattr(old_mod, name, None) is not new_obj:
+                    problems.append(f"lam_ref.{old}.{name} is not lam_ref.{new}.{name}")
+            else:
+                if hasattr(old_mod, name):
+                    problems.append(f"lam_ref.{old}.{name} still exists ({kind})")
+                mod, _, attr = (new if kind == "removed" else f"{new}.{name}").rpartition(".")
+                if not hasattr(importlib.import_module(f"lam_ref.{mod}"), attr):
+                    problems.append(f"lam_ref.{mod}.{attr} (the new home of {old}.{name}) does not exist")
+    assert not problems, "; ".join(problems)
