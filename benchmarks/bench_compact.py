@@ -39,9 +39,9 @@ def _peak_rss_mib() -> float:
 
 def child(mode: str, target: str, encoder_name: str) -> None:
     """Run one memory measurement in this (fresh) process and print a JSON line."""
-    from lam_ref.commands.compact import result_problems
     from lam_ref.text.encoders import get_encoder
     from lam_ref.text.pipeline import CompactionConfig, compact_paths, result_summary
+    from lam_ref.text.residuals import result_problems
 
     enc = get_encoder(encoder_name)
     enc.encode(["warm up the model"])

@@ -15,7 +15,7 @@ import mkdocs_gen_files
 ROOT = Path(__file__).resolve().parent.parent
 #: Modules left out of the API reference: the conformance suite's pytest files (test code, shown
 #: through the conformance page) and the mutants' individual files (listed by ``mutants``).
-SKIP = (re.compile(r"^lam_ref\.conformance\.suite\.test_"), re.compile(r"^lam_ref\.conformance\.mutants\.m\d\d_"))
+SKIP = (re.compile(r"^lam_ref\.conformance\.suite\.test_"), re.compile(r"^lam_ref\.conformance\.mutants\.(m|c)\d+_"))
 API_INDEX = "reference/api.md"
 
 

@@ -1,4 +1,5 @@
-"""Atomic file writes: a temporary file in the same folder, fsync, then rename (never a truncated file)."""
+"""Atomic file writes: a temporary file in the same folder, fsync, then rename (never a truncated file);
+JSON (:func:`write_json`) and JSON Lines (:func:`write_jsonl`) through them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -50,6 +51,12 @@ def write_json(obj: Any, dest: str | os.PathLike[str]) -> None:
         sys.stdout.write(text + "\n")
         return
     atomic_write_text(dest, text + "\n")
+
+
+def write_jsonl(path: str | os.PathLike[str], rows: Iterable[dict[str, Any]]) -> Path:
+    """Write one JSON object per line (UTF-8, non-ASCII kept), atomically."""
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8", errors="surrogatepass")
+    return atomic_write(path, lambda fh: fh.write(data))
 
 
 def _json_default(o: Any) -> Any:

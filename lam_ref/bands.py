@@ -41,7 +41,6 @@ __all__ = [
     "band_slices",
     "intra_block_pairs",
     "band_quantize",
-    "quantize",
     "xxh3_64_rows",
 ]
 
@@ -163,10 +162,6 @@ def band_quantize(embeddings: np.ndarray, rel: float, *, validated_unit: bool = 
     if q.size and (1.0001 / step > 32767 or not validated_unit) and (q.max() > 32767 or q.min() < -32768):
         raise LamValueError(f"rel={rel!r} is too small: a quantized code overflows int16 (max |q| = {np.abs(q).max():.0f})")
     return q.astype(np.int16)
-
-
-#: Former name of :func:`band_quantize` (kept for callers).
-quantize = band_quantize
 
 
 def band_slices(dim: int, r: int) -> list[tuple[int, int]]:

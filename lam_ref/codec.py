@@ -86,9 +86,7 @@ __all__ = [
     "codec_encode_rel",
     "codec_dequantize",
     "codec_quantize",
-    "dequantize",
     "error_slack",
-    "quantize",
     "read_header",
     "relative_eb",
     "storage_report",
@@ -665,7 +663,3 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
 if _register_codec is not None:
     _register_codec(CuSZpPlain)
 
-
-#: Former names of :func:`codec_quantize` and :func:`codec_dequantize` (kept for callers).
-quantize = codec_quantize
-dequantize = codec_dequantize

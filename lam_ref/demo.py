@@ -39,11 +39,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from .codec import DEFAULT_REL_EB  # noqa: E402
-from .commands._common import table  # noqa: E402
-from .commands.compact import TABLE_HEADER, display_ids, result_problems, table_row  # noqa: E402
+from .commands._compact_report import TABLE_HEADER, table_row  # noqa: E402
+from .tables import display_ids, table  # noqa: E402
 from .text.encoders import DEFAULT_ENCODER, get_encoder  # noqa: E402
-from .text.loaders import LoadFailure, iter_trajectories, load_file  # noqa: E402
+from .text.loaders import LoadFailure, iter_trajectories, load_file, shared_data_dir  # noqa: E402,F401  (shared_data_dir: re-exported, its former home)
 from .text.pipeline import CompactionConfig, CompactionResult, compact_trajectory, result_summary, summarize  # noqa: E402
+from .text.residuals import result_problems  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------
 # the sample code base
@@ -264,18 +265,6 @@ def _most_compacted(res: CompactionResult) -> tuple[int, str, str] | None:
         if resid != orig and (best is None or gain > best[0]):
             best = (gain, i, orig, resid)
     return None if best is None else best[1:]
-
-
-def shared_data_dir() -> Path | None:
-    """``../shared/data/swe-agent-trajectories`` next to the repository (or ``$LAM_SHARED_DATA``)."""
-    env = os.environ.get("LAM_SHARED_DATA")
-    cands = [Path(env)] if env else []
-    cands.append(Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories")
-    cands.append(Path.cwd().parent / "shared" / "data" / "swe-agent-trajectories")
-    for c in cands:
-        if c.is_dir():
-            return c
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

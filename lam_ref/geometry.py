@@ -24,6 +24,7 @@ __all__ = [
     "TIE_BAND",
     "delta_from_t",
     "delta_sq",
+    "short_repr",
     "dot_error_bound",
     "filter_threshold",
     "kept_mask",
@@ -53,9 +54,17 @@ class LamValueError(ValueError):
     """A bad argument. The message names the argument and the offending value or row (SPEC §2)."""
 
 
-def _short(value: Any) -> str:
+def short_repr(value: Any, width: int = 80) -> str:
+    """``repr(value)`` in at most ``width`` characters (cut with ``...``): how an error message
+    names an offending value (SPEC §2), here and in the conformance suite.
+
+    Examples:
+        >>> short_repr([1, 2, 3]), short_repr("x" * 100, 10)
+        ('[1, 2, 3]', "'xxxxxx...")
+    """
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
+
 
 
 def validate_real(value: Any, name: str, *, positive: bool = False) -> float:
@@ -83,7 +92,7 @@ def validate_real(value: Any, name: str, *, positive: bool = False) -> float:
     """
     what = "a positive finite number" if positive else "a real number"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise LamValueError(f"{name} must be {what}, got {_short(value)} ({type(value).__name__})")
+        raise LamValueError(f"{name} must be {what}, got {short_repr(value)} ({type(value).__name__})")
     out = float(value)
     if not math.isfinite(out):
         raise LamValueError(f"{name} must be {'a positive finite number' if positive else 'finite'}, got {out!r}")
@@ -106,7 +115,7 @@ def validate_int(value: Any, name: str, *, minimum: int | None = 0) -> int:
     """
     what = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer >= {minimum}")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise LamValueError(f"{name} must be {what}, got {_short(value)} ({type(value).__name__})")
+        raise LamValueError(f"{name} must be {what}, got {short_repr(value)} ({type(value).__name__})")
     if minimum is not None and int(value) < minimum:
         raise LamValueError(f"{name} must be {what}, got {int(value)}")
     return int(value)
@@ -230,7 +239,7 @@ def validate_embeddings(
         finite = np.isfinite(arr64).all(axis=1)
         if not finite.all():
             row = int(np.flatnonzero(~finite)[0])
-            raise LamValueError(f"{name} row {row} has a non-finite value (NaN or inf): {_short(arr[row][:6].tolist())}")
+            raise LamValueError(f"{name} row {row} has a non-finite value (NaN or inf): {short_repr(arr[row][:6].tolist())}")
         row = int(np.flatnonzero(~np.isfinite(norms))[0])
         raise LamValueError(f"{name} row {row} is too large: its squared norm overflows float64")
     zero = norms == 0.0

@@ -7,7 +7,8 @@ quantities:
 
 * removal, gross and net, over whole texts (§2.3, App. B "Accounting", Tables 12 and 15);
 * the token-weighted distribution of merge distances and ``δ̂`` (App. F.2, Table 11, ``THM1``);
-* evidence retention against a unified-diff gold patch, exact and relaxed (App. F.3, F.4, Table 14);
+* evidence retention against a unified-diff gold patch, exact and relaxed (App. F.3, F.4, Table 14):
+  :mod:`lam_ref.evidence`, re-exported here;
 * ``ECR@τ`` with exact rational comparison (eq. 8, Table 17), ``RSC`` (eq. 10), ``BFR@B`` (Table 19),
   ``η(κ)`` and the break-even ``κ`` (eq. 9, Table 18);
 * retrieval recall@k after substitution (App. F.2, Table 11 "R@10", ``COR1``).
@@ -19,7 +20,6 @@ Ratios whose comparison matters (micro retention, RSC, BFR) are returned as
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,6 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from .evidence import (  # noqa: F401  (re-exported: their former home)
+    DEFAULT_MIN_EVIDENCE_CHARS,
+    DEFAULT_RELAXED_DILATION,
+    EvidenceResult,
+    EvidenceSummary,
+    evidence_lines,
+    evidence_retention,
+    relaxed_match,
+    summarize_evidence,
+)
 from .geometry import (
     LamValueError,
     delta_from_t,
@@ -39,6 +49,7 @@ from .geometry import (
     validate_map,
     validate_real,
 )
+from .tables import pct
 
 __all__ = [
     "DEFAULT_MIN_EVIDENCE_CHARS",
@@ -69,18 +80,14 @@ __all__ = [
     "removal",
     "removal_exact",
     "removal_from_texts",
+    "removal_of_counts",
     "rsc",
     "summarize_evidence",
     "to_fraction",
+    "validate_taus",
     "weighted_quantile",
 ]
 
-#: Evidence lines shorter than this (after stripping whitespace) are ignored (App. F.3: "so that
-#: ``else:`` does not count").
-DEFAULT_MIN_EVIDENCE_CHARS = 12
-#: Relaxed evidence match window: the line's alphanumeric tokens must occur in order within a window
-#: of at most ``4 ×`` their count (App. F.4).
-DEFAULT_RELAXED_DILATION = 4
 #: Tokens charged per repair turn in eq. 9 (``Δ = 636.8`` measured tokens per turn, App. E).
 REPAIR_TOKENS = 636.8
 
@@ -220,6 +227,21 @@ def corpus_removal(
     out = RemovalResult(sum(o), sum(r), sum(g))
     removal_exact(out.original_tokens, out.residual_tokens)  # validates the empty-corpus case
     return out
+
+
+def removal_of_counts(counts: Sequence[Sequence[int]]) -> RemovalResult | None:
+    """:func:`corpus_removal` over ``(original, residual net, residual gross)`` token triples, one
+    per trajectory (how ``lam-ref sweep`` and ``lam-ref compare`` keep their counts); ``None`` when
+    there are none (no figure, not a vacuous 0 %).
+
+    Examples:
+        >>> r = removal_of_counts([(100, 80, 70), (50, 50, 50)])
+        >>> round(r.net, 4), round(r.gross, 4), removal_of_counts([])
+        (0.1333, 0.2, None)
+    """
+    if not counts:
+        return None
+    return corpus_removal([x[0] for x in counts], [x[1] for x in counts], [x[2] for x in counts])
 
 
 def layer_removal(original_tokens: int, residual_tokens: Mapping[str, int]) -> dict[str, float]:
@@ -368,233 +390,6 @@ def merge_distance_stats(distances: Any, tokens: Any, t: float) -> MergeDistance
 
 
 # ----------------------------------------------------------------------------------------------
-# evidence (App. F.3, F.4, Table 14)
-
-_ALNUM = re.compile(r"[^\W_]+")
-
-
-def evidence_lines(gold_patch: str, min_chars: int = DEFAULT_MIN_EVIDENCE_CHARS) -> list[str]:
-    """The evidence lines of a unified-diff gold patch (App. F.3, SPEC §12).
-
-    Every line starting with ``+`` except file headers (``+++ ``) is an added line; its ``+`` marker
-    is removed and surrounding whitespace stripped; lines with fewer than ``min_chars`` characters
-    after stripping are dropped. Duplicates are kept once, in first-occurrence order (a line is one
-    piece of evidence however often the patch adds it). ``\\r\\n`` line ends are accepted.
-    """
-    if not isinstance(gold_patch, str):
-        raise LamValueError(f"gold_patch must be str, got {type(gold_patch).__name__}")
-    n = validate_int(min_chars, "min_chars")
-    seen: dict[str, None] = {}
-    for raw in gold_patch.split("\n"):
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if not line.startswith("+") or line.startswith("+++ ") or line == "+++":
-            continue
-        body = line[1:].strip()
-        if len(body) >= n and body not in seen:
-            seen[body] = None
-    return list(seen)
-
-
-def _as_texts(texts: str | Sequence[str], name: str) -> list[str]:
-    if isinstance(texts, str):
-        return [texts]
-    if isinstance(texts, (bytes, bytearray)) or not isinstance(texts, Iterable):
-        raise LamValueError(f"{name} must be a str or a sequence of str, got {type(texts).__name__}")
-    out = []
-    for i, t in enumerate(texts):
-        if t is None:
-            t = ""  # a missing observation is empty (SPEC §3)
-        if not isinstance(t, str):
-            raise LamValueError(f"{name}[{i}] must be str, got {type(t).__name__}")
-        out.append(t)
-    return out
-
-
-class _TokenIndex:
-    """Positions of each alphanumeric token of one text, for the relaxed match (App. F.4)."""
-
-    def __init__(self, text: str):
-        self.positions: dict[str, list[int]] = {}
-        for pos, m in enumerate(_ALNUM.finditer(text)):
-            self.positions.setdefault(m.group(), []).append(pos)
-
-    def contains(self, tokens: Sequence[str], dilation: int) -> bool:
-        k = len(tokens)
-        width = dilation * k
-        lists = []
-        for tok in tokens:
-            lst = self.positions.get(tok)
-            if lst is None:
-                return False
-            lists.append(lst)
-        for start in lists[0]:
-            limit = start + width - 1  # last admissible position of the final token
-            pos = start
-            ok = True
-            for lst in lists[1:]:
-                j = bisect.bisect_right(lst, pos)
-                if j == len(lst) or lst[j] > limit:
-                    ok = False
-                    break
-                pos = lst[j]
-            if ok:
-                return True
-        return False
-
-
-def relaxed_match(line: str, text: str, dilation: int = DEFAULT_RELAXED_DILATION) -> bool:
-    """Relaxed survival of one evidence line in one text (App. F.4).
-
-    Alphanumeric tokens are maximal runs of Unicode letters and digits (regex ``[^\\W_]+``; ``_``
-    separates tokens), case-sensitive. With ``k`` tokens in ``line``, the match holds iff ``text``
-    has tokens at positions ``p_1 < ... < p_k`` equal to them in order with ``p_k - p_1 + 1 <=
-    dilation·k``. A line without alphanumeric tokens falls back to the exact substring test.
-    """
-    d = validate_int(dilation, "dilation")
-    if d < 1:
-        raise LamValueError(f"dilation must be >= 1, got {d}")
-    toks = _ALNUM.findall(line)
-    if not toks:
-        return line in text
-    return _TokenIndex(text).contains(toks, d)
-
-
-@dataclass(frozen=True)
-class EvidenceResult:
-    """Evidence survival of one trajectory (Table 14): witnessed lines, and which were lost.
-
-    ``witnessed`` are the gold-patch evidence lines found verbatim in some original observation;
-    ``lost`` those of them not found in the residual (exact: substring; relaxed: :func:`relaxed_match`).
-    """
-
-    witnessed: tuple[str, ...]
-    lost: tuple[str, ...]
-    relaxed: bool = False
-
-    @property
-    def witnessed_count(self) -> int:
-        return len(self.witnessed)
-
-    @property
-    def kept_count(self) -> int:
-        return len(self.witnessed) - len(self.lost)
-
-    @property
-    def intact(self) -> bool:
-        """No witnessed line lost (vacuously true when nothing is witnessed; eq. 10)."""
-        return not self.lost
-
-    @property
-    def retention(self) -> Fraction:
-        """``kept / witnessed``; ``1`` when nothing is witnessed."""
-        return Fraction(self.kept_count, self.witnessed_count) if self.witnessed else Fraction(1)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "witnessed": self.witnessed_count,
-            "kept": self.kept_count,
-            "lost_lines": list(self.lost),
-            "relaxed": self.relaxed,
-        }
-
-
-def evidence_retention(
-    gold_patch: str | Sequence[str],
-    originals: str | Sequence[str],
-    residual: str | Sequence[str],
-    *,
-    relaxed: bool = False,
-    min_chars: int = DEFAULT_MIN_EVIDENCE_CHARS,
-    dilation: int = DEFAULT_RELAXED_DILATION,
-) -> EvidenceResult:
-    """Which witnessed gold-patch lines survive compaction in one trajectory (App. F.3, F.4).
-
-    ``gold_patch`` is the unified diff text (or an already extracted list of evidence lines);
-    ``originals`` the trajectory's original observation texts; ``residual`` its residual
-    observation texts, stubs in place and not expanded (SPEC §12: "lines reachable only through
-    stubs count as lost"). Each text is searched on its own, never across a text boundary. A line
-    is witnessed iff it is a substring of some original. It survives iff it is a substring of some
-    residual text (``relaxed=False``) or :func:`relaxed_match` holds in some residual text.
-    """
-    lines = evidence_lines(gold_patch, min_chars) if isinstance(gold_patch, str) else _as_texts(gold_patch, "gold_patch")
-    orig = _as_texts(originals, "originals")
-    res = _as_texts(residual, "residual")
-    witnessed = tuple(ln for ln in lines if any(ln in o for o in orig))
-    if relaxed:
-        indexes = [_TokenIndex(r) for r in res]
-        d = validate_int(dilation, "dilation")
-        if d < 1:
-            raise LamValueError(f"dilation must be >= 1, got {d}")
-
-        def survives(ln: str) -> bool:
-            toks = _ALNUM.findall(ln)
-            if not toks:
-                return any(ln in r for r in res)
-            return any(ix.contains(toks, d) for ix in indexes)
-    else:
-
-        def survives(ln: str) -> bool:
-            return any(ln in r for r in res)
-
-    lost = tuple(ln for ln in witnessed if not survives(ln))
-    return EvidenceResult(witnessed, lost, bool(relaxed))
-
-
-@dataclass(frozen=True)
-class EvidenceSummary:
-    """Pooled evidence over trajectories (Table 14): micro retention and macro intactness.
-
-    ``micro = Σ kept / Σ witnessed`` (exact; ``1`` if nothing witnessed); ``macro_intact`` is the
-    fraction of trajectories with at least one witnessed line that lose none.
-    """
-
-    trajectories: int
-    trajectories_with_evidence: int
-    witnessed: int
-    kept: int
-    intact: int
-
-    @property
-    def lost(self) -> int:
-        return self.witnessed - self.kept
-
-    @property
-    def micro(self) -> Fraction:
-        return Fraction(self.kept, self.witnessed) if self.witnessed else Fraction(1)
-
-    @property
-    def macro_intact(self) -> Fraction:
-        n = self.trajectories_with_evidence
-        return Fraction(self.intact, n) if n else Fraction(1)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "trajectories": self.trajectories,
-            "trajectories_with_evidence": self.trajectories_with_evidence,
-            "witnessed": self.witnessed,
-            "kept": self.kept,
-            "lost": self.lost,
-            "micro": float(self.micro),
-            "macro_intact": float(self.macro_intact),
-        }
-
-
-def summarize_evidence(results: Iterable[EvidenceResult]) -> EvidenceSummary:
-    """Pool per-trajectory :class:`EvidenceResult` s into micro and macro retention (Table 14)."""
-    n = with_ev = wit = kept = intact = 0
-    for i, r in enumerate(results):
-        if not isinstance(r, EvidenceResult):
-            raise LamValueError(f"results[{i}] must be an EvidenceResult, got {type(r).__name__}")
-        n += 1
-        wit += r.witnessed_count
-        kept += r.kept_count
-        if r.witnessed:
-            with_ev += 1
-            intact += int(r.intact)
-    return EvidenceSummary(n, with_ev, wit, kept, intact)
-
-
-# ----------------------------------------------------------------------------------------------
 # ECR@τ (eq. 8, Table 17)
 
 
@@ -640,9 +435,27 @@ def ecr_at(points: Iterable[OperatingPoint], tau: Any) -> float | None:
     return best
 
 
+def validate_taus(values: Iterable[Any], name: str = "--taus") -> dict[str, Fraction]:
+    """The ECR levels τ as exact fractions (SPEC §12), keyed by their text (repeats dropped), each
+    in [0, 1]; else a :class:`LamValueError` naming ``name`` and the value.
+
+    Examples:
+        >>> validate_taus(["1.0", "999/1000", "1.0"])
+        {'1.0': Fraction(1, 1), '999/1000': Fraction(999, 1000)}
+    """
+    taus: dict[str, Fraction] = {}
+    for s in dict.fromkeys(values):
+        tau = to_fraction(s, name)
+        if not 0 <= tau <= 1:
+            raise LamValueError(f"{name} must be in [0, 1], got {s!r}")
+        taus[s] = tau
+    return taus
+
+
 def format_ecr(value: float | None, digits: int = 2) -> str:
-    """``"—"`` for ``None``, else a percentage with ``digits`` decimals (Table 17's cells)."""
-    return "—" if value is None else f"{100.0 * value:.{digits}f}%"
+    """``"—"`` for ``None``, else a percentage with ``digits`` decimals (Table 17's cells;
+    :func:`lam_ref.tables.pct`)."""
+    return pct(value, digits)
 
 
 # ----------------------------------------------------------------------------------------------

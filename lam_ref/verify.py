@@ -8,8 +8,8 @@ under test on one set (one trajectory, or one ``.npy`` file) and loops over thos
 Tolerances are stated where floating point enters; the merge decision itself is always the
 exact rule of :mod:`lam_ref.geometry`.
 
-The measure functions of the claims are re-exported here under their historical names
-(``measure_substitution``, ``score_deficits``, ...).
+The theory functions the claims measure (``measure_substitution``, ``score_deficits``, ...) are
+:mod:`lam_ref.theory`, re-exported here.
 """
 
 from __future__ import annotations
@@ -19,18 +19,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from .claims import Claim, ClaimResult, combine, measured_claims, registry
-from .claims._base import FP_TOL
 from .claims._context import SetContext
-from .claims.cor1 import top_k_cover
-from .claims.cor2 import map_entropy
-from .claims.def1 import SubstitutionCheck, check_substitution, measure_substitution
-from .claims.eq1 import eq1_residuals
-from .claims.gemlink import captured_energy, gem_energy_bound
-from .claims.hull import HullDeficit, hull_deficit
-from .claims.prop1 import RankDeficit, rank_deficits
-from .claims.thm1 import adversarial_queries, random_queries, score_deficits
 from .geometry import validate_embeddings, validate_threshold
 from .substitution import substitute
+from .theory import (
+    FP_TOL,
+    HullDeficit,
+    RankDeficit,
+    SubstitutionCheck,
+    adversarial_queries,
+    captured_energy,
+    eq1_residuals,
+    gem_energy_bound,
+    hull_deficit,
+    map_entropy,
+    measure_substitution,
+    random_queries,
+    rank_deficits,
+    score_deficits,
+    top_k_cover,
+)
 
 __all__ = [
     "FP_TOL",
@@ -42,7 +50,6 @@ __all__ = [
     "adversarial_queries",
     "aggregate",
     "captured_energy",
-    "check_substitution",
     "measure_substitution",
     "describe",
     "eq1_residuals",
@@ -190,7 +197,7 @@ def describe(result: ClaimResult) -> tuple[str, str]:
     return claim.describe(result.measured)
 
 def table_rows(results: list[ClaimResult]) -> list[list[str]]:
-    """Rows ``[claim, measured, bound, result]`` for :func:`lam_ref.commands._common.table`."""
+    """Rows ``[claim, measured, bound, result]`` for :func:`lam_ref.tables.table`."""
     rows = []
     for r in results:
         measured, bound = describe(r)

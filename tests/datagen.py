@@ -1,8 +1,42 @@
-"""Seeded numpy generators for the foundation's unit tests (Hypothesis draws the seed and sizes)."""
+"""Seeded numpy generators for the foundation's unit tests (Hypothesis draws the seed and sizes),
+and the small trajectory files the command and text tests write (:func:`swe_agent_traj`,
+:func:`write_jsonl_trajectory`)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
 import numpy as np
+
+#: A pytest run's output: the observation the small trajectories repeat (L0 and L1 have work).
+PYTEST_OBS = "collected 2 items\n\ntest_x.py ..  [100%]\n2 passed in 0.01s"
+
+
+def swe_agent_traj(code: int, *, repeats: int = 3, tail: str = "\nextra line") -> dict:
+    """A three-step SWE-agent ``.traj`` object: ``pytest`` (:data:`PYTEST_OBS`), ``cat x.py``
+    (``def f<code>(): return <code>`` repeated ``repeats`` times, so two trajectories differ only
+    where their ``code`` does), and ``pytest`` again (:data:`PYTEST_OBS` + ``tail``)."""
+    return {"trajectory": [
+        {"action": "pytest", "observation": PYTEST_OBS, "thought": "run"},
+        {"action": "cat x.py", "observation": f"def f{code}():\n    return {code}\n" * repeats, "thought": "read"},
+        {"action": "pytest", "observation": PYTEST_OBS + tail, "thought": "again"},
+    ]}
+
+
+def write_jsonl_trajectory(path: Path, steps: Sequence[tuple[str, str]],
+                           head: Sequence[tuple[str, str]] = ()) -> Path:
+    """Write a generic-JSONL trajectory to ``path`` (parent folders created): the ``head`` records
+    ``(role, text)`` at turn 0, then one ``action`` and one ``observation`` record per step
+    ``(action, observation)``, turn by turn. Returns ``path``."""
+    lines = [json.dumps({"role": role, "text": text, "turn": 0}) for role, text in head]
+    for turn, (action, obs) in enumerate(steps):
+        lines.append(json.dumps({"role": "action", "text": action, "turn": turn}))
+        lines.append(json.dumps({"role": "observation", "text": obs, "turn": turn}))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def unit_rows(rng: np.random.Generator, n: int, d: int) -> np.ndarray:

@@ -20,15 +20,11 @@ import lam_ref.commands as commands_pkg
 from lam_ref.cli import main
 from lam_ref.text import encoders as encoders_mod
 
-OBS = "collected 2 items\n\ntest_x.py ..  [100%]\n2 passed in 0.01s"
+from .datagen import PYTEST_OBS as OBS
+from .datagen import swe_agent_traj
+
 SUBCOMMANDS = ["audit", "bands", "bench", "cct", "compact", "compare", "conform", "determinism", "model", "pairs", "restore",
                "substitute", "sweep", "verify"]
-
-
-def _traj(i: int) -> dict:
-    return {"trajectory": [{"action": "pytest", "observation": OBS, "thought": "run"},
-                           {"action": "cat x.py", "observation": f"def f{i}():\n    return {i}\n" * 3, "thought": "read"},
-                           {"action": "pytest", "observation": OBS + "\nextra", "thought": "again"}]}
 
 
 def _write(path: Path, obj) -> Path:
@@ -92,7 +88,7 @@ def test_every_subcommand_is_covered_here():
 def test_missing_input_exits_2_before_any_model_loads(command, extra, tmp_path, capsys, no_model):
     """A missing input is an unusable input: exit 2, one line naming the file and the problem, and
     the encoder is never loaded (so it fails in about the time Python takes to start)."""
-    good = _write(tmp_path / "good.traj", _traj(1))
+    good = _write(tmp_path / "good.traj", swe_agent_traj(1, tail="\nextra"))
     missing = tmp_path / "missing.traj"
     rc, out, err = _run(capsys, command, str(good), str(missing), *extra)
     assert rc == 2, f"{command}: a missing input exits 2, got {rc}"
@@ -129,7 +125,7 @@ def test_folder_without_trajectories_exits_2(tmp_path, capsys, no_model):
 def test_json_into_a_missing_folder_is_refused_and_not_created(command, args, tmp_path, capsys, no_model):
     """``--json`` into a folder that does not exist: exit 2 before any work, the folder is not
     created, and the message says how to ask for it (``--mkdir``)."""
-    src = _write(tmp_path / "t.traj", _traj(1))
+    src = _write(tmp_path / "t.traj", swe_agent_traj(1, tail="\nextra"))
     dest = tmp_path / "no" / "such" / "out.json"
     rc, _, err = _run(capsys, command, str(src), "--json", str(dest), *args)
     assert rc == 2, f"{command}: exit 2, got {rc}"
@@ -144,7 +140,7 @@ def test_unwritable_output_is_refused_before_work(flag, tmp_path, capsys, no_mod
     where a permission check would pass) is found by a real probe before any model loads."""
     if not Path("/proc").is_dir():
         pytest.skip("needs /proc")
-    src = _write(tmp_path / "t.traj", _traj(1))
+    src = _write(tmp_path / "t.traj", swe_agent_traj(1, tail="\nextra"))
     rc, _, err = _run(capsys, "compact", str(src), "--encoder", "minilm", flag, "/proc/lam-ref-out.x")
     assert rc == 2, f"unwritable {flag}: exit 2, got {rc}"
     assert flag in _one_error_line(err, "compact") and "not writable" in err, err
@@ -153,7 +149,7 @@ def test_unwritable_output_is_refused_before_work(flag, tmp_path, capsys, no_mod
 def test_mkdir_creates_output_folders(tmp_path, capsys):
     """With ``--mkdir`` the missing folders of ``--json``, ``--residual-dir`` and
     ``--save-embeddings`` are created and the run writes there (exit 0)."""
-    src = _write(tmp_path / "t.traj", _traj(1))
+    src = _write(tmp_path / "t.traj", swe_agent_traj(1, tail="\nextra"))
     rep = tmp_path / "a" / "r.json"
     rdir = tmp_path / "b" / "res"
     emb = tmp_path / "c" / "e.npy"
@@ -165,7 +161,7 @@ def test_mkdir_creates_output_folders(tmp_path, capsys):
 
 def test_some_inputs_failing_exits_1_and_the_rest_are_processed(tmp_path, capsys):
     d = tmp_path / "runs"
-    _write(d / "good.traj", _traj(1))
+    _write(d / "good.traj", swe_agent_traj(1, tail="\nextra"))
     (d / "bad.traj").write_text('{"trajectory": [{"observation": 7}]}')
     rep = tmp_path / "r.json"
     rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--json", str(rep), "--no-progress")
@@ -176,7 +172,7 @@ def test_some_inputs_failing_exits_1_and_the_rest_are_processed(tmp_path, capsys
 
 
 def test_bad_option_value_exits_2(tmp_path, capsys, no_model):
-    src = _write(tmp_path / "t.traj", _traj(1))
+    src = _write(tmp_path / "t.traj", swe_agent_traj(1, tail="\nextra"))
     for argv in (["compact", str(src), "-t", "1.5"], ["compact", str(src), "--batch-size", "0"],
                  ["sweep", str(src), "--thresholds", "2"], ["pairs", str(src), "-t", "nan"]):
         rc, _, err = _run(capsys, *argv)
@@ -200,7 +196,7 @@ def test_help_documents_the_exit_codes_and_the_table_legend(capsys):
 def _corpus(tmp_path: Path, n: int = 3) -> Path:
     d = tmp_path / "runs"
     for i in range(n):
-        _write(d / f"r{i}.traj", _traj(i))
+        _write(d / f"r{i}.traj", swe_agent_traj(i, tail="\nextra"))
     return d
 
 
@@ -326,7 +322,7 @@ def test_sweep_at_t_1_has_no_division_by_zero(tmp_path, capsys):
 def test_other_subcommands_refuse_unusable_input_with_one_line(command, argv, named, tmp_path, capsys, no_model):
     """The subcommands beyond the trajectory pipeline follow the same convention: an unusable input
     or output exits 2 with one line naming it, before any model loads and without creating folders."""
-    _write(tmp_path / "t.traj", _traj(1))
+    _write(tmp_path / "t.traj", swe_agent_traj(1, tail="\nextra"))
     subst = {"missing": str(tmp_path / "missing.json"), "tmp": str(tmp_path)}
     rc, _, err = _run(capsys, command, *[a.format(**subst) for a in argv])
     assert rc == 2, f"{command} {argv}: exit 2, got {rc}: {err!r}"
@@ -340,7 +336,7 @@ def test_compare_shows_one_overall_bar_and_no_progress_turns_it_off(tmp_path, ca
     """``lam-ref compare`` has the overall bar (files done of the total) and ``--no-progress``."""
     d = tmp_path / "runs"
     for i in range(3):
-        _write(d / f"t{i}.traj", _traj(i))
+        _write(d / f"t{i}.traj", swe_agent_traj(i, tail="\nextra"))
     rc, _, err = _run(capsys, "compare", str(d), "--methods", "masking")
     assert rc == 0, f"exit 0, got {rc}: {err!r}"
     assert "compare: 3/3 files" in err, f"one overall bar that reaches 3/3 files: {err!r}"

@@ -11,18 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from lam_ref.cli import main
+from lam_ref.cli import build_parser, main
 from lam_ref.commands import compact as compact_cmd
-from lam_ref.commands.compact import display_ids
+from lam_ref.commands._common import L0_STUB_RULES
+from lam_ref.tables import display_ids
+from lam_ref.text.chunking import DEFAULT_WINDOW
 from lam_ref.text.loaders import MAX_TURN, load_file
 
-OBS = "collected 2 items\n\ntest_x.py ..  [100%]\n2 passed in 0.01s"
-
-
-def _traj(i: int) -> dict:
-    return {"trajectory": [{"action": "pytest", "observation": OBS, "thought": "run"},
-                           {"action": "cat x.py", "observation": f"def f{i}():\n    return {i}\n" * 3, "thought": "read"},
-                           {"action": "pytest", "observation": OBS + "\nextra line", "thought": "again"}]}
+from .datagen import PYTEST_OBS as OBS
+from .datagen import swe_agent_traj as _traj
 
 
 def _write(path: Path, obj) -> Path:
@@ -278,3 +275,26 @@ def test_check_reads_back_the_written_audit_files(tmp_path, capsys, monkeypatch)
     rc, _, err = _run(capsys, "compact", str(src), "--encoder", "hash", "--layers", "l0", "--residual-dir",
                       str(tmp_path / "r"), "--mkdir", "--l0-stubs", "paper", "--check", "--no-progress")
     assert rc == 1 and "written audit files do not restore" in err, f"the corrupt audit file is caught: {err}"
+
+
+def _options(command: str) -> dict[str, object]:
+    """``{option string: argparse action}`` of one subcommand's parser."""
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices[command]
+    return {opt: a for a in sub._actions for opt in a.option_strings}
+
+
+def test_trajectory_options_are_declared_once():
+    """Issue 20 item 6: the trajectory-input options mean the same in every command that takes
+    them (declared once in commands/_common): ``--device`` (the encoder's) in compact, pairs, sweep
+    and compare, ``--window`` (cl100k tokens, default 512) in compact and pairs, and ``--l0-stubs``
+    with the one list of rules in compact and sweep."""
+    devices = {c: _options(c)["--device"] for c in ("compact", "pairs", "sweep", "compare")}
+    assert len({(a.help, a.default) for a in devices.values()}) == 1, \
+        f"--device differs between commands: {[(c, a.help, a.default) for c, a in devices.items()]}"
+    windows = {c: _options(c)["--window"] for c in ("compact", "pairs")}
+    assert {(a.default, a.help) for a in windows.values()} == {(DEFAULT_WINDOW, windows["compact"].help)}, \
+        f"--window differs: {[(c, a.default, a.help) for c, a in windows.items()]}"
+    for c in ("compact", "sweep"):
+        a = _options(c)["--l0-stubs"]
+        assert tuple(a.choices) == L0_STUB_RULES and a.default == "net-positive", \
+            f"{c} --l0-stubs: choices {a.choices}, default {a.default}"

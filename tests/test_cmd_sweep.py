@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lam_ref import evidence
 from lam_ref import metrics as M
 from lam_ref.cli import main
 from lam_ref.commands import sweep as sweep_cmd
@@ -24,23 +25,14 @@ from lam_ref.text.encoders import HashingEncoder
 from lam_ref.text.loaders import load_file
 from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
 
+from .datagen import write_jsonl_trajectory as _jsonl
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
 PYDICOM = next(iter(sorted(SHARED.rglob("pydicom__pydicom-1458.traj"))), None) if SHARED.is_dir() else None
 
 HANDLER = "def handler(request):\n    return render_page(request)\n" + "".join(
     f"def helper_{i}(value):\n    return value * {i} + offset_{i}\n" for i in range(12))
 EVIDENCE_A = "return render_page(request)"  # 27 characters: an evidence line (>= 12)
-
-
-def _jsonl(path: Path, steps: list[tuple[str, str]]) -> Path:
-    """A generic-JSONL trajectory: one (action, observation) pair per turn."""
-    lines = []
-    for turn, (action, obs) in enumerate(steps):
-        lines.append(json.dumps({"role": "action", "text": action, "turn": turn}))
-        lines.append(json.dumps({"role": "observation", "text": obs, "turn": turn}))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 @pytest.fixture()
@@ -79,17 +71,17 @@ def test_gold_single_jsonl_line_is_one_record(tmp_path, runs, capsys):
     for name in ("gold.jsonl", "gold.json"):
         p = tmp_path / name
         p.write_text(json.dumps(rec) + "\n")
-        assert sweep_cmd.load_gold(str(p)) == {"a": rec["patch"]}, f"{name}: one line is one record, not {{id: patch}}"
+        assert evidence.load_gold(str(p)) == {"a": rec["patch"]}, f"{name}: one line is one record, not {{id: patch}}"
     # a SWE-bench instance row carries more string fields; still one record keyed by instance_id
     swe = dict(rec, repo="o/r", base_commit="abc", FAIL_TO_PASS='["t"]', problem_statement="bug")
     (tmp_path / "swe.json").write_text(json.dumps(swe))
-    assert sweep_cmd.load_gold(str(tmp_path / "swe.json")) == {"a": rec["patch"]}, "SWE-bench row: instance_id -> patch"
+    assert evidence.load_gold(str(tmp_path / "swe.json")) == {"a": rec["patch"]}, "SWE-bench row: instance_id -> patch"
     # a JSON array of records
     (tmp_path / "arr.json").write_text(json.dumps([rec, {"instance_id": "c", "patch": "+x"}], indent=1))
-    assert sweep_cmd.load_gold(str(tmp_path / "arr.json")) == {"a": rec["patch"], "c": "+x"}, "array of records"
+    assert evidence.load_gold(str(tmp_path / "arr.json")) == {"a": rec["patch"], "c": "+x"}, "array of records"
     # a plain {id: patch} map is still a map
     (tmp_path / "map.json").write_text(json.dumps({"a": "+p1", "c": "+p2"}))
-    assert sweep_cmd.load_gold(str(tmp_path / "map.json")) == {"a": "+p1", "c": "+p2"}, "{id: patch} map"
+    assert evidence.load_gold(str(tmp_path / "map.json")) == {"a": "+p1", "c": "+p2"}, "{id: patch} map"
     # end to end: the evidence of trajectory a is found through the one-line JSONL
     rc, rep, _, err = _sweep_json([str(runs / "a.jsonl"), "--gold", str(tmp_path / "gold.jsonl"), "-t", "0.99"],
                                   tmp_path, capsys)
@@ -111,7 +103,7 @@ def test_gold_bad_files_are_rejected(tmp_path, runs, capsys, name, text, needle)
     p = tmp_path / name
     p.write_text(text)
     with pytest.raises(LamValueError) as exc:
-        sweep_cmd.load_gold(str(p))
+        evidence.load_gold(str(p))
     assert name in str(exc.value) and needle in str(exc.value), f"error names the file and {needle!r}: {exc.value}"
     rc = main(["sweep", str(runs), "--encoder", "hash", "--gold", str(p), "--no-progress"])
     err = capsys.readouterr().err
@@ -131,7 +123,7 @@ def test_gold_not_utf8_names_file_and_offset(tmp_path, runs, capsys):
     (d / "a.patch").write_text("+fine line of text\n")
     (d / "c.diff").write_bytes(b"+ok line here\n+bad \xfe\n")  # 0xfe at byte 19
     with pytest.raises(LamValueError) as exc:
-        sweep_cmd.load_gold(str(d))
+        evidence.load_gold(str(d))
     msg = str(exc.value)
     assert "c.diff" in msg and "offset 19" in msg and "0xfe" in msg, f"names the patch file and offset: {msg}"
 
@@ -142,10 +134,10 @@ def test_gold_directory_duplicate_ids(tmp_path):
     (d / "a.patch").write_text("+one patch\n")
     (d / "x" / "a.diff").write_text("+another patch\n")
     with pytest.raises(LamValueError) as exc:
-        sweep_cmd.load_gold(str(d))
+        evidence.load_gold(str(d))
     assert "a.patch" in str(exc.value) and "a.diff" in str(exc.value), f"both files named: {exc.value}"
     (d / "x" / "a.diff").write_text("+one patch\n")
-    assert sweep_cmd.load_gold(str(d)) == {"a": "+one patch\n"}, "the same patch twice is one patch"
+    assert evidence.load_gold(str(d)) == {"a": "+one patch\n"}, "the same patch twice is one patch"
 
 
 # ----------------------------------------------------------------------------------------------

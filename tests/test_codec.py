@@ -14,11 +14,11 @@ from lam_ref.codec import (
     HEADER_SIZE,
     Q_MAX,
     codec_decode,
+    codec_dequantize,
     codec_encode,
     codec_encode_rel,
-    dequantize,
+    codec_quantize,
     error_slack,
-    quantize,
     read_header,
     relative_eb,
     storage_report,
@@ -85,8 +85,8 @@ def test_header_fields():
 )
 def test_round_half_up_ties(y, q):
     # eb = 0.5 makes y = x exactly; the expected q is round-half-up worked by hand
-    got = int(quantize(np.float32([y]), 0.5)[0])
-    assert got == q, f"quantize({y}) with eb=0.5 gave {got}, rule says {q}"
+    got = int(codec_quantize(np.float32([y]), 0.5)[0])
+    assert got == q, f"codec_quantize({y}) with eb=0.5 gave {got}, rule says {q}"
 
 
 def test_rounding_uses_float64_quotient_not_float32():
@@ -94,15 +94,15 @@ def test_rounding_uses_float64_quotient_not_float32():
     # floor 1, frac 0.50000006 >= 0.5 -> q = 2. (A float32 quotient rounds y to exactly 1.5: same q;
     # the case that separates them is the largest float32 below a tie.)
     x = np.float32(0.3)
-    assert int(quantize(np.float32([x]), 0.1)[0]) == 2, "q of float32(0.3) at eb=0.1 must be 2"
+    assert int(codec_quantize(np.float32([x]), 0.1)[0]) == 2, "q of float32(0.3) at eb=0.1 must be 2"
     below = np.nextafter(np.float32(0.5), np.float32(0))  # 0.49999997 as float32
     # y = 0.49999997 / 1.0 exactly in float64 -> frac < 0.5 -> q = 0 (float32 cuSZp gives 1 here)
-    assert int(quantize(np.float32([below]), 0.5)[0]) == 0, "the largest float32 below 0.5 must round to 0"
+    assert int(codec_quantize(np.float32([below]), 0.5)[0]) == 0, "the largest float32 below 0.5 must round to 0"
 
 
 def test_dequantize_is_float32_of_float64_product():
     # q = 3, eb = 0.1: float64 3 * 0.2 = 0.6000000000000001 -> float32 0.6000000238418579
-    got = dequantize(np.array([3]), 0.1)
+    got = codec_dequantize(np.array([3]), 0.1)
     assert got.dtype == np.float32 and float(got[0]) == 0.6000000238418579, f"dequantize gave {got!r}"
 
 

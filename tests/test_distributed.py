@@ -25,6 +25,8 @@ from lam_ref.distributed.trajectories import digests_from_report, input_files  #
 from lam_ref.geometry import delta_sq, sq_dist  # noqa: E402
 from lam_ref.substitution import oracle, substitute  # noqa: E402
 
+from .datagen import swe_agent_traj  # noqa: E402
+
 pytestmark = pytest.mark.dask
 SHARED = shared_data_dir()
 
@@ -193,18 +195,11 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
     return rc, cap.out, cap.err
 
 
-def _traj(i: int) -> dict:
-    obs = "collected 2 items\n\ntest_x.py ..  [100%]\n2 passed in 0.01s"
-    return {"trajectory": [{"action": "pytest", "observation": obs, "thought": "run"},
-                           {"action": "cat x.py", "observation": f"def f{i % 3}():\n    return {i % 3}\n" * 3, "thought": "read"},
-                           {"action": "pytest", "observation": obs + f"\nextra {i % 2}", "thought": "again"}]}
-
-
 def _corpus(tmp_path: Path, n: int = 12) -> Path:
     d = tmp_path / "runs"
     d.mkdir()
     for i in range(n):
-        (d / f"t{i:02d}.traj").write_text(json.dumps(_traj(i)))
+        (d / f"t{i:02d}.traj").write_text(json.dumps(swe_agent_traj(i % 3, tail=f"\nextra {i % 2}")))
     return d
 
 
@@ -299,7 +294,7 @@ def test_resume_skips_finished_files_and_refuses_other_settings(tmp_path, capsys
                         "--resume", str(run), "--no-progress")
     assert rc == 2 and err.count("\n") == 1, f"one line, exit 2: {err!r}"
     assert "other settings" in err and "threshold" in err and "0.95" in err and "0.9" in err, err
-    (d / "t00.traj").write_text(json.dumps(_traj(99)) + " ")
+    (d / "t00.traj").write_text(json.dumps(swe_agent_traj(0, tail="\nextra 1")) + " ")
     rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--workers", "1", "--resume", str(run),
                       "--no-progress")
     assert rc == 2 and "inputs" in err and "t00.traj" in err, f"a changed input is named: {err!r}"

@@ -21,6 +21,8 @@ distributed = pytest.importorskip("distributed")
 from lam_ref.cli import main  # noqa: E402
 from lam_ref.determinism import load_report  # noqa: E402
 
+from .datagen import write_jsonl_trajectory as _jsonl  # noqa: E402
+
 pytestmark = pytest.mark.dask
 
 DEMO = Path(__file__).resolve().parents[1] / "determinism" / "inputs" / "demo_agent.traj.json"
@@ -33,14 +35,6 @@ EVIDENCE = "return render_page(request)"
 def inproc(monkeypatch):
     monkeypatch.setenv("LAM_REF_DASK_PROCESSES", "0")
     monkeypatch.setenv("LAM_REF_DASK_TIMEOUT", "2")
-
-
-def _jsonl(path: Path, steps: list[tuple[str, str]]) -> None:
-    lines = []
-    for turn, (action, obs) in enumerate(steps):
-        lines.append(json.dumps({"role": "action", "text": action, "turn": turn}))
-        lines.append(json.dumps({"role": "observation", "text": obs, "turn": turn}))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _locomo(path: Path) -> None:

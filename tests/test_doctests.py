@@ -27,6 +27,8 @@ WITH_EXAMPLES = {
     "lam_ref.strategies",
     "lam_ref.claims",
     "lam_ref.conformance.runner",
+    "lam_ref.theory",
+    "lam_ref.tables",
 }
 
 

@@ -1,8 +1,22 @@
-"""lam_ref's import graph has no cycle (checked on the source with ``ast``, every ``import``
-statement including those inside functions, except ``if TYPE_CHECKING:`` blocks).
+"""lam_ref's layering, checked on the source with ``ast``: every ``import`` statement counts,
+including those inside functions, except ``if TYPE_CHECKING:`` blocks.
 
 A module is a node; ``from .x import y`` is an edge to ``lam_ref.<...>.x`` (or to ``x.y`` when
 ``y`` is a submodule); importing a package's child does not count as an edge to the package.
+At package level every subpackage of ``lam_ref`` (``lam_ref.text``, ``lam_ref.commands``, ...)
+is one node and every top-level module (``lam_ref.metrics``, ``lam_ref.cli``, ...) its own.
+
+The rules (``docs/spec-decisions.md``, "Layering"):
+
+* no import cycle between modules, and none between packages;
+* the command line is on top: nothing outside ``lam_ref/commands/`` and the two entry points
+  (``lam_ref.cli``, ``lam_ref.demo``) imports ``lam_ref.commands``;
+* no module of ``lam_ref/commands/`` imports a command module: what commands share is a
+  ``_``-prefixed helper of ``lam_ref/commands/`` (``_common``, ``_compact_report``, ``_dask``),
+  which imports no command either, or library code.
+
+And the names moved by that layering keep working from their former home for one release, as the
+"Moved names" table of ``docs/spec-decisions.md`` lists them (the table is read here).
 """
 
 from __future__ import annotations
@@ -97,6 +111,50 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+#: The modules besides ``lam_ref.commands.*`` that may import the commands: the entry points.
+ENTRY_POINTS = frozenset({"lam_ref.cli", "lam_ref.demo"})
+COMMANDS = "lam_ref.commands"
+
+
+def package_of(module: str) -> str:
+    """The package-level node of a module: ``lam_ref.<first component>`` (``lam_ref`` itself for
+    the package root)."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph collapsed to :func:`package_of` nodes (no self-edges)."""
+    out: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        pa = package_of(a)
+        out.setdefault(pa, set())
+        for b in targets:
+            pb = package_of(b)
+            out.setdefault(pb, set())
+            if pb != pa:
+                out[pa].add(pb)
+    return out
+
+
+def _is_command(module: str) -> bool:
+    """A command module: ``lam_ref.commands.<name>`` with a name not starting with ``_``."""
+    parts = module.split(".")
+    return len(parts) == 3 and parts[:2] == ["lam_ref", "commands"] and not parts[2].startswith("_")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """``(importer, imported)`` edges into ``lam_ref.commands`` from outside it and the entry points."""
+    return sorted((a, b) for a, targets in graph.items() for b in targets
+                  if (b == COMMANDS or b.startswith(COMMANDS + ".")) and package_of(a) != COMMANDS
+                  and a not in ENTRY_POINTS)
+
+
+def command_to_command(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """``(importer, command)`` edges from any module of ``lam_ref/commands/`` (a command or a
+    helper) to a command module."""
+    return sorted((a, b) for a, targets in graph.items() for b in targets if package_of(a) == COMMANDS and _is_command(b))
+
+
 def test_find_cycle_finds_a_planted_cycle():
     """The cycle finder is not vacuous: a planted a → b → c → a is reported."""
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"], "planted cycle"
@@ -116,3 +174,119 @@ def test_lam_ref_has_no_import_cycle():
     """Zero import cycles inside lam_ref."""
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_layering_checks_find_planted_violations():
+    """The package-level checks are not vacuous: on a planted graph they report a package cycle
+    hidden behind function-local imports (distributed.cli -> commands._common, commands.compact ->
+    distributed.cli), a library module importing a command, and one command importing another,
+    while the entry points and the ``_`` helpers are allowed."""
+    planted = {
+        "lam_ref.distributed.cli": {"lam_ref.commands._common"},
+        "lam_ref.commands.compact": {"lam_ref.distributed.cli", "lam_ref.commands._common"},
+        "lam_ref.commands.compare": {"lam_ref.commands.sweep"},
+        "lam_ref.commands.sweep": {"lam_ref.commands._compact_report"},
+        "lam_ref.commands._compact_report": {"lam_ref.commands.restore"},
+        "lam_ref.commands.restore": {"lam_ref.commands._common"},
+        "lam_ref.commands._common": set(),
+        "lam_ref.cli": {"lam_ref.commands"},
+        "lam_ref.demo": {"lam_ref.commands.compact"},
+        "lam_ref.commands": set(),
+    }
+    assert find_cycle(planted) is None, "no module-level cycle in the planted graph"
+    assert find_cycle(package_graph(planted)) == ["lam_ref.commands", "lam_ref.distributed", "lam_ref.commands"], \
+        "the package cycle commands <-> distributed"
+    assert upward_imports(planted) == [("lam_ref.distributed.cli", "lam_ref.commands._common")], \
+        "only the library's import of the commands is upward (cli and demo are entry points)"
+    assert command_to_command(planted) == [("lam_ref.commands._compact_report", "lam_ref.commands.restore"),
+                                           ("lam_ref.commands.compare", "lam_ref.commands.sweep")], \
+        "helper -> command and command -> command are reported; command -> helper is allowed"
+
+
+def test_package_graph_sees_function_level_imports_across_packages():
+    """The package graph keeps the edges of imports made inside functions (the Dask driver loads
+    the cluster only when asked)."""
+    pg = package_graph(import_graph())
+    assert "lam_ref.distributed" in pg["lam_ref.commands"], "commands._dask imports lam_ref.distributed"
+    assert "lam_ref.text" in pg["lam_ref.distributed"], "distributed.trajectories imports the text layer in functions"
+
+
+def test_lam_ref_has_no_package_cycle():
+    """Zero import cycles between the packages of lam_ref (subpackages and top-level modules)."""
+    cycle = find_cycle(package_graph(import_graph()))
+    assert cycle is None, "package import cycle: " + " -> ".join(cycle or [])
+
+
+def test_only_the_entry_points_import_the_commands():
+    """Nothing outside ``lam_ref/commands/``, ``lam_ref.cli`` and ``lam_ref.demo`` imports
+    ``lam_ref.commands`` (library code never depends on the command line)."""
+    bad = upward_imports(import_graph())
+    assert not bad, "library modules import the commands: " + ", ".join(f"{a} -> {b}" for a, b in bad)
+
+
+def test_no_command_imports_another_command():
+    """No module of ``lam_ref/commands/`` imports a command module; what two commands share lives
+    in a ``_`` helper of ``lam_ref/commands/`` or in the library."""
+    bad = command_to_command(import_graph())
+    assert not bad, "command -> command imports: " + ", ".join(f"{a} -> {b}" for a, b in bad)
+
+
+# ----------------------------------------------------------------------------------------------
+# moved names (docs/spec-decisions.md, "Moved names"): the table is the one list, checked here
+
+DECISIONS = ROOT / "docs" / "spec-decisions.md"
+
+
+def moved_names() -> list[tuple[str, list[str], str, str]]:
+    """The rows of the "Moved names" table: ``(former module, names, new module, kind)`` with
+    ``kind`` one of ``re-exported``, ``not re-exported``, ``removed`` (modules below ``lam_ref``;
+    for a removed alias ``new module`` is the dotted replacement)."""
+    text = DECISIONS.read_text(encoding="utf-8")
+    section = text.split("## Moved names", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        old = cells[0].strip("`")
+        names = [n.strip().strip("`") for n in cells[1].split(",")]
+        new = cells[2].split("`")[1]
+        kind = "removed" if "(removed)" in cells[2] else "not re-exported" if "(not re-exported)" in cells[2] \
+            else "re-exported"
+        rows.append((old, names, new, kind))
+    return rows
+
+
+def test_moved_names_table_is_read():
+    """The parser of the table is not vacuous: it finds the rows of each kind."""
+    rows = moved_names()
+    kinds = {k for *_, k in rows}
+    assert kinds == {"re-exported", "not re-exported", "removed"}, f"kinds found: {kinds}"
+    assert ("commands.restore", ["AUDIT_SUFFIX", "RESIDUAL_SUFFIX", "NATIVE_TAG", "audit_files", "native_file",
+                                 "native_name", "restore_one", "write_native_original"], "text.residuals",
+            "re-exported") in rows, "the first row of the table"
+
+
+def test_moved_names_keep_working_for_one_release():
+    """Every re-exported former name is the very object of its new home; the names not
+    re-exported and the removed aliases are gone from the former module (and the replacement of
+    a removed alias exists)."""
+    import importlib
+
+    problems = []
+    for old, names, new, kind in moved_names():
+        old_mod = importlib.import_module(f"lam_ref.{old}")
+        for name in names:
+            if kind == "re-exported":
+                new_obj = getattr(importlib.import_module(f"lam_ref.{new}"), name, None)
+                if new_obj is None:
+                    problems.append(f"lam_ref.{new}.{name} (the new home of {old}.{name}) does not exist")
+                elif getattr(old_mod, name, None) is not new_obj:
+                    problems.append(f"lam_ref.{old}.{name} is not lam_ref.{new}.{name}")
+            else:
+                if hasattr(old_mod, name):
+                    problems.append(f"lam_ref.{old}.{name} still exists ({kind})")
+                mod, _, attr = (new if kind == "removed" else f"{new}.{name}").rpartition(".")
+                if not hasattr(importlib.import_module(f"lam_ref.{mod}"), attr):
+                    problems.append(f"lam_ref.{mod}.{attr} (the new home of {old}.{name}) does not exist")
+    assert not problems, "; ".join(problems)

@@ -30,30 +30,24 @@ from lam_ref.text.encoders import HashingEncoder
 from lam_ref.text.loaders import iter_trajectories
 from lam_ref.text.pipeline import encode_chunks
 
+from .datagen import write_jsonl_trajectory
+
+#: The system and user records every test trajectory opens with.
+HEAD = [("system", "you are an agent"), ("user", "fix render_page")]
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
 HANDLER = "def handler(request):\n    return render_page(request)\n" + "".join(
     f"def helper_{i}(value):\n    return value * {i} + offset_{i}\n" for i in range(12))
 EVIDENCE = "return render_page(request)"
 
 
-def _jsonl(path: Path, steps: list[tuple[str, str]]) -> Path:
-    lines = [json.dumps({"role": "system", "text": "you are an agent", "turn": 0}),
-             json.dumps({"role": "user", "text": "fix render_page", "turn": 0})]
-    for turn, (action, obs) in enumerate(steps):
-        lines.append(json.dumps({"role": "action", "text": action, "turn": turn}))
-        lines.append(json.dumps({"role": "observation", "text": obs, "turn": turn}))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.fixture()
 def runs(tmp_path: Path) -> Path:
     d = tmp_path / "runs"
-    _jsonl(d / "a.jsonl", [("cat f.py", HANDLER), ("ls", "f.py setup.py"), ("cat f.py", HANDLER),
-                           ("pytest", "1 failed"), ("cat setup.py", "from setuptools import setup")])
-    _jsonl(d / "b.jsonl", [("ls", "alpha.txt"), ("cat alpha.txt", "one two three four"),
-                           ("cat beta.txt", "five six seven eight nine")])
+    write_jsonl_trajectory(d / "a.jsonl", [("cat f.py", HANDLER), ("ls", "f.py setup.py"), ("cat f.py", HANDLER),
+                           ("pytest", "1 failed"), ("cat setup.py", "from setuptools import setup")], HEAD)
+    write_jsonl_trajectory(d / "b.jsonl", [("ls", "alpha.txt"), ("cat alpha.txt", "one two three four"),
+                           ("cat beta.txt", "five six seven eight nine")], HEAD)
     return d
 
 

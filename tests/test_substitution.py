@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lam_ref import oracle, substitute
-from lam_ref.bands import BandSettings, band_keys, band_recall, quantize, xxh3_64_rows
+from lam_ref.bands import BandSettings, band_keys, band_quantize, band_recall, xxh3_64_rows
 from lam_ref.geometry import delta_sq, sq_dist
 
 from .datagen import clustered, definition_pi, unit_rows
@@ -170,7 +170,7 @@ def test_band_key_layout_is_as_specified():
     d, rel = 9, 0.5
     e = unit_rows(np.random.default_rng(1), 4, d)
     eps = rel / np.sqrt(d)
-    q = quantize(e, rel)
+    q = band_quantize(e, rel)
     for i in range(4):
         for k in range(d):
             assert q[i, k] == round(float(e[i, k]) / (2 * eps)), "Python's round() is half-to-even too"

@@ -11,6 +11,8 @@ import pytest
 from lam_ref.cli import main
 from lam_ref.text.audit import AuditStore
 
+from .datagen import swe_agent_traj
+
 REQUIRED = ["id", "format", "records", "observation_records", "chunks", "kept_chunks", "tokens_original",
             "tokens_residual_gross", "tokens_residual_net", "removal_gross", "removal_net", "l1_removal",
             "l0_removal", "threshold", "delta", "delta_hat", "deletion_digest", "map_digest", "encoder"]
@@ -19,21 +21,14 @@ def _sha16(text: str) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
 
-OBS = "collected 2 items\n\ntest_x.py ..  [100%]\n2 passed in 0.01s"
-
-
-def _traj(i: int) -> dict:
-    return {"trajectory": [{"action": "pytest", "observation": OBS, "thought": "run"},
-                           {"action": "cat x.py", "observation": f"def f{i}():\n    return {i}\n", "thought": "read"},
-                           {"action": "pytest", "observation": OBS, "thought": "again"}]}
 
 
 @pytest.fixture()
 def corpus(tmp_path: Path) -> Path:
     d = tmp_path / "runs"
     (d / "a").mkdir(parents=True)
-    (d / "a" / "one.traj").write_text(json.dumps(_traj(1)))
-    (d / "two.traj").write_text(json.dumps(_traj(2)))
+    (d / "a" / "one.traj").write_text(json.dumps(swe_agent_traj(1, repeats=1, tail="")))
+    (d / "two.traj").write_text(json.dumps(swe_agent_traj(2, repeats=1, tail="")))
     (d / "broken.traj").write_text('{"trajectory": [{"observation": 7}]}')
     return d
 
@@ -65,7 +60,7 @@ def test_compact_report_residuals_and_failures(corpus, tmp_path, capsys):
     audit = AuditStore.load(rdir / "a__one.audit.json")
     resid = [json.loads(x)["text"] for x in (rdir / "a__one.residual.jsonl").read_text().splitlines()]
     restored = audit.restore(resid)
-    steps = _traj(1)["trajectory"]
+    steps = swe_agent_traj(1, repeats=1, tail="")["trajectory"]
     assert [restored[i] for i in (2, 5, 8)] == [s["observation"] for s in steps], "observations restored"
 
 

@@ -61,7 +61,6 @@ __all__ = [
     "ClaimResult",
     "Marker",
     "Measurement",
-    "check_registry",
     "registry_problems",
     "combine",
     "measured_claims",
@@ -189,6 +188,3 @@ def registry_problems(
                 problems.append(f"claim {cid}: implementing name {name!r} does not import ({exc})")
     return problems
 
-
-#: Former name of :func:`registry_problems` (``check_*`` now means "raises"; this returns a list).
-check_registry = registry_problems

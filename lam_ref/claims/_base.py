@@ -23,10 +23,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..tables import pct  # noqa: F401  (re-exported: the claims' descriptions format rates with it)
+from ..theory import FP_TOL  # noqa: F401  (re-exported: the claims' rules use it)
+
 __all__ = ["AGGREGATORS", "FP_TOL", "Claim", "ClaimResult", "Measurement", "combine", "fmt", "pct"]
 
-#: Slack for float64 round-off in inner products of unit rows (Cauchy–Schwarz checks).
-FP_TOL = 1e-12
 
 
 class Measurement(NamedTuple):
@@ -147,8 +148,3 @@ def fmt(x: Any, digits: int = 4) -> str:
     if isinstance(x, int):
         return str(x)
     return f"{x:.{digits}g}" if abs(x) < 1e-3 and x != 0 else f"{x:.{digits}f}"
-
-
-def pct(x: float | None) -> str:
-    """A rate as a percentage with two decimals (``—`` for ``None``)."""
-    return "—" if x is None else f"{100 * x:.2f}%"

@@ -16,9 +16,15 @@ import numpy as np
 
 from ..covering import covering_number, greedy_kept, packing_number, t_half
 from ..geometry import delta_from_t, delta_sq, t_prime
-from .def1 import SubstitutionCheck, measure_substitution
-from .hull import HullDeficit, hull_deficit
-from .thm1 import adversarial_queries, random_queries, score_deficits
+from ..theory import (
+    HullDeficit,
+    SubstitutionCheck,
+    adversarial_queries,
+    hull_deficit,
+    measure_substitution,
+    random_queries,
+    score_deficits,
+)
 
 __all__ = ["SetContext"]
 

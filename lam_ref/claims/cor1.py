@@ -8,52 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ..geometry import delta_from_t, kept_mask, validate_map
-from ._base import FP_TOL, Claim, Measurement
+from ..theory import top_k_cover  # noqa: F401  (re-exported: their former home)
+from ._base import Claim, Measurement
 
 __all__ = ["CLAIM", "QUERIES", "top_k_cover"]
 
 #: Queries checked per set (the first ones of the set's random queries).
 QUERIES = 64
-
-
-def top_k_cover(embeddings: Any, pi: Any, query: Any, k: int, t: float) -> bool:
-    """Corollary 1 (claim ``COR1``) for one query: every member ``x`` of the true top-``k`` is
-    retained or has ``π(x)`` retained within δ, and ``|q·x - q·π(x)| <= δ``.
-
-    Args:
-        embeddings: ``(N, D)`` rows.
-        pi: the map.
-        query: one query vector.
-        k: size of the top list.
-        t: cosine threshold (``δ = sqrt(2 - 2t)``).
-
-    Returns:
-        Whether the top-``k`` is covered.
-
-    Examples:
-        >>> e = np.array([[1.0, 0.0], [0.6, 0.8]])
-        >>> top_k_cover(e, [0, 0], [0.0, 1.0], 2, 0.5), top_k_cover(e, [0, 0], [0.0, 1.0], 2, 0.9)
-        (True, False)
-    """
-    e = np.asarray(embeddings, dtype=np.float64)
-    p = validate_map(pi, e.shape[0], structure=False)
-    q = np.asarray(query, dtype=np.float64)
-    scores = e @ q
-    top = np.argsort(-scores, kind="stable")[:k]
-    delta = delta_from_t(t)
-    kept = kept_mask(p)
-    for x in top:
-        r = int(p[x])
-        if not kept[r]:
-            return False
-        if float(np.linalg.norm(e[x] - e[r])) > delta + FP_TOL:
-            return False
-        if abs(scores[x] - scores[r]) > delta + FP_TOL:
-            return False
-    return True
 
 
 def measure(ctx) -> Measurement:
@@ -80,7 +41,7 @@ CLAIM = Claim(
     "Top-k δ-cover",
     r"\forall q,k,\ \forall x\in\mathrm{top}_k(S,q):\ \pi(x)\in R,\ \|x-\pi(x)\|_2\le\delta,\ |q\cdot x-q\cdot\pi(x)|\le\delta",
     "App. C.2, Corollary 1",
-    ("lam_ref.claims.cor1.top_k_cover",),
+    ("lam_ref.theory.top_k_cover",),
     measure=measure,
     holds=holds,
     aggregation=AGGREGATION,

@@ -6,58 +6,17 @@ Measured on a set: under the uniform source, four Dirichlet(0.3) sources and a p
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from ..geometry import LamValueError, kept_mask, validate_map
+from ..theory import map_entropy  # noqa: F401  (re-exported: their former home)
 from ._base import Claim, Measurement, fmt
 
 __all__ = ["CLAIM", "BITS_TOL", "map_entropy", "sources"]
 
 #: Round-off allowed in an identity or inequality between entropies (bits).
 BITS_TOL = 1e-9
-
-
-def map_entropy(pi: Any, p: Any) -> dict[str, float]:
-    """Corollary 2 (claim ``COR2``) for a source ``X ~ p`` on ``S``.
-
-    Args:
-        pi: the map (``N`` ids).
-        p: a probability vector of length ``N``.
-
-    Returns:
-        ``H_pi`` (``H(π(X))``), ``I`` (``I(X; π(X))``, computed from the joint law independently
-        of the identity ``I = H(π(X))``), ``H_X`` and ``log2_R``, all in bits.
-
-    Raises:
-        LamValueError: for a map of the wrong shape or ``p`` not a probability vector.
-
-    Examples:
-        >>> m = map_entropy([0, 0, 2, 2], [0.25] * 4)
-        >>> m["H_pi"], m["I"], m["log2_R"]
-        (1.0, 1.0, 1.0)
-    """
-    pm = np.asarray(p, dtype=np.float64)
-    n = pm.shape[0]
-    pi_arr = validate_map(pi, n, structure=False)
-    if np.any(pm < 0) or not np.all(np.isfinite(pm)) or not math.isclose(pm.sum(), 1.0, rel_tol=0, abs_tol=1e-9):
-        raise LamValueError(f"p must be a probability vector (>= 0, sums to 1), got sum {pm.sum()!r}")
-    kept = np.flatnonzero(kept_mask(pi_arr))
-    q = np.bincount(pi_arr, weights=pm, minlength=n)
-
-    def h(v: np.ndarray) -> float:
-        v = v[v > 0]
-        return float(-(v * np.log2(v)).sum())
-
-    # mutual information from the joint p(x, r) = p_x·[π(x) = r]
-    mi = 0.0
-    for x in range(n):
-        if pm[x] > 0:
-            joint = pm[x]
-            mi += joint * math.log2(joint / (pm[x] * q[pi_arr[x]]))
-    return {"H_pi": h(q), "I": float(mi), "H_X": h(pm), "log2_R": math.log2(kept.size) if kept.size else 0.0}
 
 
 def sources(n: int, count: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -104,7 +63,7 @@ CLAIM = Claim(
     "Distribution-free rate–distortion bound",
     r"R_P(\delta)\le I(X;\pi(X))=H(\pi(X))\le\log_2|R|\ \ \text{for every}\ P\ \text{on}\ S",
     "App. C.2, Corollary 2, eq. (3); proof App. I",
-    ("lam_ref.claims.cor2.map_entropy",),
+    ("lam_ref.theory.map_entropy",),
     measure=measure,
     holds=holds,
     aggregation=AGGREGATION,

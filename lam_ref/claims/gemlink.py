@@ -10,53 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..geometry import LamValueError
+from ..theory import captured_energy, gem_energy_bound  # noqa: F401  (re-exported: their former home)
 from ._base import Claim, Measurement, fmt
 
 __all__ = ["CLAIM", "captured_energy", "gem_energy_bound"]
-
-
-def captured_energy(embeddings: Any, kept: Any) -> float:
-    """GEM's captured energy (seed 002, eq. 3): ``E(R) = (1/n) Σ_i ||Q_Rᵀ x_i||²`` with ``Q_R`` an
-    orthonormal basis of ``span(R)`` (SVD, rank tolerance ``1e-10·σ_max``). Claim ``GEMLINK``.
-
-    Raises:
-        LamValueError: for an empty set.
-
-    Examples:
-        >>> round(captured_energy(np.array([[1.0, 0.0], [0.6, 0.8]]), [True, False]), 6)
-        0.68
-    """
-    e = np.asarray(embeddings, dtype=np.float64)
-    k = np.asarray(kept, dtype=bool)
-    n = e.shape[0]
-    if n == 0:
-        raise LamValueError("embeddings is empty: captured energy needs n >= 1")
-    r = e[k]
-    if r.shape[0] == 0:
-        return 0.0
-    u, s, vt = np.linalg.svd(r, full_matrices=False)
-    basis = vt[s > 1e-10 * s[0]]
-    proj = e @ basis.T
-    return float(np.einsum("ij,ij->", proj, proj) / n)
-
-
-def gem_energy_bound(n: int, n_deleted: int, delta: float) -> float:
-    """``1 - (|D|/n)·δ²``: the energy every δ-substitution captures (claim ``GEMLINK``).
-
-    Proof: a retained ``x`` lies in ``span(R)``; a deleted ``x`` has ``dist(x, span R)² <=
-    ||x - π(x)||² <= δ²``, so ``||Q_Rᵀ x||² >= 1 - δ²`` for unit ``x``.
-
-    Raises:
-        LamValueError: for ``n < 1``.
-
-    Examples:
-        >>> gem_energy_bound(4, 1, 0.5)
-        0.9375
-    """
-    if n <= 0:
-        raise LamValueError(f"n must be >= 1, got {n!r}")
-    return 1.0 - (n_deleted / n) * delta * delta
 
 
 def measure(ctx) -> Measurement:
@@ -93,7 +50,7 @@ CLAIM = Claim(
     "A δ-substitution captures GEM's energy",
     r"E(R)=\frac1n\sum_{i=1}^n\|Q_R^\top x_i\|_2^2\ \ge\ 1-\frac{|D|}{n}\,\hat\delta^2\ \ge\ 1-\frac{|D|}{n}\,\delta^2",
     "beyond the paper (links seed 002, GEM eq. 3)",
-    ("lam_ref.claims.gemlink.captured_energy", "lam_ref.claims.gemlink.gem_energy_bound"),
+    ("lam_ref.theory.captured_energy", "lam_ref.theory.gem_energy_bound"),
     origin="beyond the paper",
     measure=measure,
     holds=holds,

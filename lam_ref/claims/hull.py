@@ -6,12 +6,9 @@ better, it is at most ``δ̂``, and the QP's certified lower bound closes the ga
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from ..covering import hull_distance
+from ..theory import HullDeficit, hull_deficit  # noqa: F401  (re-exported: their former home)
 from ._base import FP_TOL, Claim, Measurement, fmt
 
 __all__ = ["CLAIM", "HULL_TOL", "HullDeficit", "hull_deficit"]
@@ -19,56 +16,6 @@ __all__ = ["CLAIM", "HULL_TOL", "HullDeficit", "hull_deficit"]
 #: Tolerance of the QP: the best query found may exceed the solved supremum, and the supremum
 #: its certified lower bound, by at most this (the solver's own accuracy).
 HULL_TOL = 1e-9
-
-
-@dataclass(frozen=True)
-class HullDeficit:
-    """Claim ``HULL`` on a set: ``value = max_x dist(x, conv R)`` (the exact worst-case deficit),
-    attained by ``query`` (``None`` when 0); ``lower`` is the certified lower bound; ``argmax``
-    the row; ``solved`` how many deleted rows were solved (``complete`` if all of them)."""
-
-    value: float
-    lower: float
-    argmax: int
-    query: np.ndarray | None
-    solved: int
-    complete: bool
-
-
-def hull_deficit(embeddings: Any, kept: Any, *, limit: int | None = None) -> HullDeficit:
-    """``sup_{|q|=1} deficit(q) = max_{x∈S} dist(x, conv R)`` (claim ``HULL``), by solving one QP
-    (:func:`~lam_ref.covering.hull_distance`) per deleted row (retained rows are at distance 0).
-
-    Args:
-        embeddings: ``(N, D)`` rows.
-        kept: boolean mask of the retained rows.
-        limit: solve only the ``limit`` deleted rows farthest from their nearest retained row;
-            the result is then a lower bound on the supremum (``complete=False``).
-
-    Returns:
-        A :class:`HullDeficit`.
-
-    Examples:
-        >>> e = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
-        >>> round(hull_deficit(e, [True, True, False]).value, 6)
-        0.282843
-    """
-    e = np.asarray(embeddings, dtype=np.float64)
-    k = np.asarray(kept, dtype=bool)
-    deleted = np.flatnonzero(~k)
-    r = e[k]
-    if deleted.size == 0:
-        return HullDeficit(0.0, 0.0, -1, None, 0, True)
-    order = deleted
-    if limit is not None and deleted.size > limit:
-        nearest = np.array([np.min(np.linalg.norm(r - e[i], axis=1)) for i in deleted])
-        order = deleted[np.argsort(-nearest, kind="stable")[:limit]]
-    best, best_lower, best_i, best_q = 0.0, 0.0, -1, None
-    for i in order:
-        h = hull_distance(e[i], r)
-        if h.distance > best:
-            best, best_lower, best_i, best_q = h.distance, h.lower, int(i), h.direction
-    return HullDeficit(best, best_lower, best_i, best_q, int(order.size), order.size == deleted.size)
 
 
 def measure(ctx) -> Measurement:
@@ -109,7 +56,7 @@ CLAIM = Claim(
     "The exact worst-case deficit is the distance to the hull",
     r"\sup_{\|q\|_2=1}\Big(\max_{x\in S}q\cdot x-\max_{z\in R}q\cdot z\Big)=\max_{x\in S}\operatorname{dist}(x,\operatorname{conv}R)",
     "beyond the paper (refines Theorem 1)",
-    ("lam_ref.claims.hull.hull_deficit", "lam_ref.covering.hull_distance"),
+    ("lam_ref.theory.hull_deficit", "lam_ref.covering.hull_distance"),
     origin="beyond the paper",
     note="So a δ-cover is sufficient, not necessary: three unit vectors at ±30° around a middle one "
     "lose 1 − cos 30° ≈ 0.134 < 0.316 when the middle one goes, although ρ*(0.316) = 0.",

@@ -6,55 +6,13 @@ scores differ by ``0 <= s_j - r_j <= δ``; top-k members sharing a representativ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from ..geometry import kept_mask, validate_map
+from ..theory import RankDeficit, rank_deficits  # noqa: F401  (re-exported: their former home)
 from ._base import FP_TOL, Claim, Measurement, fmt
 from .cor1 import QUERIES
 
 __all__ = ["CLAIM", "RankDeficit", "rank_deficits"]
-
-
-@dataclass(frozen=True)
-class RankDeficit:
-    """Proposition 1 for one query: ``gaps[j-1] = s_j - r_j`` (``j <= min(k, |R|)``); ``injective``
-    says whether ``π`` is injective on the true top-``k``; ``collapse`` is the largest distance
-    between two top-``k`` members sharing a representative (``<= 2δ`` always)."""
-
-    gaps: np.ndarray
-    injective: bool
-    collapse: float
-
-
-def rank_deficits(embeddings: Any, pi: Any, query: Any, k: int) -> RankDeficit:
-    """Rank-wise deficits ``s_j - r_j`` of Proposition 1 (claim ``PROP1``).
-
-    Examples:
-        >>> rd = rank_deficits(np.array([[1.0, 0.0], [0.6, 0.8]]), [0, 0], [0.0, 1.0], 1)
-        >>> rd.gaps.round(3).tolist(), rd.injective
-        ([0.8], True)
-    """
-    e = np.asarray(embeddings, dtype=np.float64)
-    p = validate_map(pi, e.shape[0], structure=False)
-    q = np.asarray(query, dtype=np.float64)
-    scores = e @ q
-    kept = kept_mask(p)
-    s = np.sort(scores)[::-1]
-    r = np.sort(scores[kept])[::-1]
-    m = min(k, r.size, s.size)
-    top = np.argsort(-scores, kind="stable")[:k]
-    reps = p[top]
-    injective = np.unique(reps).size == reps.size
-    collapse = 0.0
-    if not injective:
-        for a in range(top.size):
-            for b in range(a + 1, top.size):
-                if reps[a] == reps[b]:
-                    collapse = max(collapse, float(np.linalg.norm(e[top[a]] - e[top[b]])))
-    return RankDeficit(s[:m] - r[:m], bool(injective), collapse)
 
 
 def measure(ctx) -> Measurement:
@@ -94,7 +52,7 @@ CLAIM = Claim(
     "Rank-wise deficit",
     r"\pi\ \text{injective on}\ \mathrm{top}_k\Rightarrow 0\le s_j-r_j\le\delta\ (j\le k);\ \text{else}\ \pi(x)=\pi(y)\Rightarrow\|x-y\|_2\le2\delta",
     "App. C.2, Proposition 1",
-    ("lam_ref.claims.prop1.rank_deficits",),
+    ("lam_ref.theory.rank_deficits",),
     measure=measure,
     holds=holds,
     aggregation=AGGREGATION,

@@ -9,26 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ..geometry import within_delta_pairs
+from ..theory import is_packing  # noqa: F401  (re-exported: their former home)
 from ._base import Claim, Measurement, fmt
 
 __all__ = ["CLAIM", "is_packing"]
-
-
-def is_packing(rows: np.ndarray, d2: float) -> bool:
-    """Whether no two of ``rows`` are within ``sqrt(d2)`` by the exact rule (a δ-packing).
-
-    Examples:
-        >>> from lam_ref.geometry import delta_sq
-        >>> is_packing(np.array([[1, 0], [0, 1]], dtype=np.float32), delta_sq(0.5))
-        True
-    """
-    if rows.shape[0] < 2:
-        return True
-    found, _ = within_delta_pairs(np.ascontiguousarray(rows, dtype=np.float32), 0, rows.shape[0], d2)
-    return found.size == 0
 
 
 def measure(ctx) -> Measurement:
@@ -73,7 +57,7 @@ CLAIM = Claim(
     r"N(S,\delta)\le|R_{\mathrm{greedy}}(\delta)|\le M(S,\delta)\le N(S,\delta/2)",
     "App. C.3, Proposition 2",
     ("lam_ref.covering.covering_number", "lam_ref.covering.packing_number", "lam_ref.covering.greedy_kept", "lam_ref.covering.t_half",
-     "lam_ref.claims.prop2.is_packing"),
+     "lam_ref.theory.is_packing"),
     note="The packing half needs complete candidate generation (SPEC §5); see BAND.",
     measure=measure,
     holds=holds,

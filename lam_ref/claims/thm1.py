@@ -8,71 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ..geometry import LamValueError, kept_mask, validate_map
+from ..theory import adversarial_queries, random_queries, score_deficits  # noqa: F401  (re-exported: their former home)
 from ._base import FP_TOL, Claim, Measurement, fmt
 
 __all__ = ["CLAIM", "adversarial_queries", "random_queries", "score_deficits"]
-
-
-def random_queries(dim: int, n: int, seed: int = 0) -> np.ndarray:
-    """``n`` unit queries uniform on the sphere of ``R^dim`` (float64).
-
-    Examples:
-        >>> q = random_queries(3, 4, seed=1)
-        >>> q.shape, bool(np.allclose(np.linalg.norm(q, axis=1), 1.0))
-        ((4, 3), True)
-    """
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal((n, dim))
-    return q / np.linalg.norm(q, axis=1, keepdims=True)
-
-
-def adversarial_queries(embeddings: Any, pi: Any) -> np.ndarray:
-    """``q = normalize(x - π(x))`` for every deleted ``x`` (float64): the direction in which the
-    substitution of ``x`` loses most (Theorem 1's tightness witness generalised).
-
-    Examples:
-        >>> adversarial_queries(np.array([[1.0, 0.0], [0.6, 0.8]]), [0, 0]).round(3).tolist()
-        [[-0.447, 0.894]]
-    """
-    e = np.asarray(embeddings, dtype=np.float64)
-    p = validate_map(pi, e.shape[0], structure=False)
-    deleted = np.flatnonzero(~kept_mask(p))
-    diff = e[deleted] - e[p[deleted]]
-    norms = np.linalg.norm(diff, axis=1)
-    ok = norms > 0
-    return diff[ok] / norms[ok, None]
-
-
-def score_deficits(embeddings: Any, kept: Any, queries: Any) -> np.ndarray:
-    """``max_{x∈S} q·x - max_{z∈R} q·z`` for each query row (Theorem 1's quantity; float64).
-
-    Args:
-        embeddings: ``(N, D)`` rows ``S``.
-        kept: boolean mask of the retained rows ``R`` (non-empty).
-        queries: one query or a ``(Q, D)`` array of queries.
-
-    Returns:
-        float64 array of ``Q`` deficits.
-
-    Raises:
-        LamValueError: when ``kept`` is not a non-empty mask of shape ``(N,)``.
-
-    Examples:
-        >>> score_deficits(np.array([[1.0, 0.0], [0.6, 0.8]]), [True, False], [0.0, 1.0]).tolist()
-        [0.8]
-    """
-    e = np.asarray(embeddings, dtype=np.float64)
-    k = np.asarray(kept, dtype=bool)
-    if k.shape != (e.shape[0],) or not k.any():
-        raise LamValueError(
-            f"kept must be a non-empty boolean mask of shape ({e.shape[0]},), got shape {k.shape} with {int(k.sum())} retained"
-        )
-    q = np.atleast_2d(np.asarray(queries, dtype=np.float64))
-    scores = q @ e.T
-    return scores.max(axis=1) - scores[:, k].max(axis=1)
 
 
 def measure(ctx) -> Measurement:
@@ -109,7 +48,7 @@ CLAIM = Claim(
     "Score deficit",
     r"0\le\max_{x\in S}q\cdot x-\max_{z\in R}q\cdot z\le\hat\delta\le\delta\ \ \forall\,\|q\|_2=1,\ \text{both ends tight}",
     "§2.4, Theorem 1; proof App. C.2; δ̂ in App. C.5",
-    ("lam_ref.claims.thm1.score_deficits", "lam_ref.claims.thm1.adversarial_queries", "lam_ref.substitution.SubstitutionResult"),
+    ("lam_ref.theory.score_deficits", "lam_ref.theory.adversarial_queries", "lam_ref.substitution.SubstitutionResult"),
     measure=measure,
     holds=holds,
     aggregation=AGGREGATION,

@@ -1,6 +1,6 @@
 """Shared helpers of the command modules: the options every subcommand declares the same way,
 checks of inputs and outputs made before any model loads, JSON output, tables, the overall
-progress bar, loading embeddings.
+progress bar, loading embeddings (the table printer itself is :mod:`lam_ref.tables`).
 
 Conventions of every ``lam-ref`` subcommand (documented on the command-line page of the docs):
 
@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .._io import atomic_write, atomic_write_text, write_json  # noqa: F401  (write_json: re-exported for the commands)
+from .._io import atomic_write, atomic_write_text, write_json, write_jsonl  # noqa: F401  (re-exported for the commands)
 from ..geometry import LamValueError
+from ..tables import table  # noqa: F401  (re-exported for the commands)
 
 # ----------------------------------------------------------------------------------------------
 # options declared once
@@ -56,6 +57,36 @@ def add_encoder(p: argparse.ArgumentParser, *, default: str | None = None) -> No
                    help=f"sentence-transformers name or local path, or 'hash' (tests only); default {DEFAULT_ENCODER}")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                    help=f"encoding batch size (default {DEFAULT_BATCH_SIZE})")
+
+
+def add_device(p: argparse.ArgumentParser) -> None:
+    """``--device``: the encoder's device (default: the library's choice)."""
+    p.add_argument("--device", help="encoder device (cpu, cuda, ...; default: the library's choice)")
+
+
+def add_window(p: argparse.ArgumentParser) -> None:
+    """``--window``: the window size in cl100k tokens (SPEC §3)."""
+    from ..text.chunking import DEFAULT_WINDOW
+
+    p.add_argument("--window", type=int, default=DEFAULT_WINDOW,
+                   help=f"window size in cl100k tokens (default {DEFAULT_WINDOW})")
+
+
+#: The values of ``--l0-stubs`` (SPEC §7.3): ``net-positive`` (default) or ``paper``.
+L0_STUB_RULES = ("net-positive", "paper")
+
+
+def add_l0_stubs(p: argparse.ArgumentParser) -> None:
+    """``--l0-stubs``: which runs of repeated lines L0 turns into stubs (:data:`L0_STUB_RULES`, SPEC §7.3)."""
+    p.add_argument("--l0-stubs", choices=L0_STUB_RULES, default=L0_STUB_RULES[0],
+                   help="net-positive (default): a run of repeated lines becomes a stub only when the stub has "
+                        "fewer UTF-8 bytes and fewer cl100k tokens than the run (net removal is counted in "
+                        "tokens); paper: every run becomes a stub")
+
+
+def l0_net_positive(args: argparse.Namespace) -> bool:
+    """Whether ``--l0-stubs`` asks for the net-positive rule (``CompactionConfig.l0_net_positive``)."""
+    return getattr(args, "l0_stubs", L0_STUB_RULES[0]) == "net-positive"
 
 
 def add_format(p: argparse.ArgumentParser) -> None:
@@ -260,27 +291,6 @@ class RunProgress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-
-
-def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
-    """Write one JSON object per line (UTF-8, non-ASCII kept), atomically."""
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8", errors="surrogatepass")
-    return atomic_write(path, lambda fh: fh.write(data))
-
-
-def table(rows: list[list[Any]], header: list[str]) -> str:
-    """A plain aligned text table."""
-    cells = [header] + [[_cell(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _cell(c: Any) -> str:
-    if isinstance(c, float):
-        return f"{c:.6g}"
-    return str(c)
 
 
 def load_embeddings(path: str, name: str = "embeddings") -> np.ndarray:

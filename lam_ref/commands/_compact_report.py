@@ -1,19 +1,23 @@
-"""The pieces of ``lam-ref compact``'s report shared by the serial command and its Dask driver
-(:mod:`lam_ref.distributed.cli`): the table's columns and legend, readable ids, the residual
-writer, and the checks of ``--check`` (paper §2.2–2.3, Table 10; SPEC §3–8)."""
+"""The pieces of ``lam-ref compact``'s report shared by the serial command, its Dask driver
+(:mod:`lam_ref.commands._dask`) and the demo: the table's columns and legend, its rows, the
+summary line and the run's end (paper §2.2–2.3, Table 10; SPEC §3–8). The residual folder and the
+checks of ``--check`` are library code, :mod:`lam_ref.text.residuals`; the table printer and the
+readable ids are :mod:`lam_ref.tables`."""
 
 from __future__ import annotations
 
-import os
-import re
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..geometry import LamValueError
-from ..text.pipeline import CompactionResult, MappedResidual
-from ._common import table, write_json, write_jsonl
-from .restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX, native_file, restore_one
+from ..tables import display_ids, pct, short_id, table
+from ..text.residuals import (  # noqa: F401  (re-exported, their former home)
+    ResidualWriter,
+    result_problems,
+    safe_name,
+    written_problems,
+)
+from ._common import L0_STUB_RULES, write_json  # noqa: F401  (L0_STUB_RULES: re-exported)
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]
@@ -34,7 +38,11 @@ TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of 
   deletion    digest of the deleted window ids (first 16 hex of SHA-256; docs: spec §10)
 exit status: 0 ok, 1 some inputs failed or --check failed, 2 usage error or unusable input"""
 
-L0_STUB_RULES = ("net-positive", "paper")
+
+def hashing_note() -> None:
+    """The note a compact run with the hashing encoder prints on stderr (serial or on Dask)."""
+    print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
+          "comparable to a real encoder's", file=sys.stderr)
 
 
 def parse_layers(text: str) -> tuple[str, ...]:
@@ -43,43 +51,6 @@ def parse_layers(text: str) -> tuple[str, ...]:
     if not parts:
         raise LamValueError(f"--layers must list l1 and/or l0 separated by commas, got {text!r}")
     return parts
-
-
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100.0 * x:.2f}%"
-
-
-def short_id(tid: str, width: int) -> str:
-    """``tid`` in at most ``width`` characters, both ends kept (ids often differ in the middle)."""
-    if len(tid) <= width:
-        return tid
-    head = (width - 1) // 2
-    return tid[:head] + "…" + tid[-(width - 1 - head) :]
-
-
-def display_ids(ids: list[str], width: int = 44) -> list[str]:
-    """Table labels for ``ids`` (one per row): each id in at most ``width`` characters (both ends
-    kept); ids whose labels would coincide drop their common prefix (``…`` + the rest), widening
-    only if needed; a repeated id (the same task in two folders) gets `` (2)``, `` (3)``, ..."""
-    labels = {t: short_id(t, width) for t in ids}
-    groups: dict[str, list[str]] = {}
-    for t in dict.fromkeys(ids):
-        groups.setdefault(labels[t], []).append(t)
-    for group in (g for g in groups.values() if len(g) > 1):
-        cut = len(os.path.commonprefix(group))
-        w = width
-        while True:
-            forms = {t: "…" + short_id(t[cut:], w - 1) for t in group}
-            if len(set(forms.values())) == len(group) or w >= max(map(len, group)):
-                break
-            w += 4
-        labels.update(forms)
-    seen: dict[str, int] = {}
-    out = []
-    for t in ids:
-        seen[t] = seen.get(t, 0) + 1
-        out.append(labels[t] if seen[t] == 1 else f"{labels[t]} ({seen[t]})")
-    return out
 
 
 def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> list[Any]:
@@ -92,10 +63,10 @@ def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> l
         s["chunks"],
         s["kept_chunks"],
         s["tokens_original"],
-        _pct(s["removal_gross"]),
-        _pct(s["removal_net"]),
-        _pct(s.get("l1_removal")),
-        _pct(s.get("l0_removal")),
+        pct(s["removal_gross"]),
+        pct(s["removal_net"]),
+        pct(s.get("l1_removal")),
+        pct(s.get("l0_removal")),
         f"{s['delta_hat']:.4f}",
         f"{s['truncated_windows']}/{s['chunks']}",
         "—" if not l2 or l2.get("ratio") is None else f"{l2['ratio']:.2f}×",
@@ -113,8 +84,8 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     print(table(rows, TABLE_HEADER), file=out)
     print(
         f"encoder {encoder.get('name')} (D={encoder.get('dim')}), threshold t={config.threshold} (δ={config.delta:.4f}), "
-        f"layers {total['layers']}, L0 stubs {l0_stubs}; removal net {_pct(total['removal_net'])}, "
-        f"gross {_pct(total['removal_gross'])}, stub cost {_pct(total.get('stub_cost'))}; "
+        f"layers {total['layers']}, L0 stubs {l0_stubs}; removal net {pct(total['removal_net'])}, "
+        f"gross {pct(total['removal_gross'])}, stub cost {pct(total.get('stub_cost'))}; "
         f"map digest {total['map_digest']}",
         file=out,
     )
@@ -138,87 +109,3 @@ def finish_run(report: dict[str, Any], json_dest: str | None, *, done: int, fail
         print("lam-ref compact: no trajectories found", file=sys.stderr)
         return 1
     return 1 if (failed or problems) else 0
-
-
-def safe_name(traj_id: str) -> str:
-    """A file name for a trajectory id (path separators and odd characters replaced)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "__", traj_id).strip("_") or "trajectory"
-
-
-class ResidualWriter:
-    """Writes ``<name>.residual.jsonl`` and ``<name>.audit.json`` per trajectory into one folder
-    (the folder exists: the command checked or created it), and with ``native`` also
-    ``<name>.native.<suffix>``, the residual in the input's own format (:mod:`lam_ref.text.native`).
-
-    Names come from :func:`safe_name`; a name already used in this run gets ``~2``, ``~3``, ... so
-    two inputs with the same id (the same task in two folders) never overwrite each other's audit
-    store. :attr:`written` maps each name to its trajectory's id and source path (the JSON report
-    lists it)."""
-
-    def __init__(self, directory: str | Path, *, native: bool = False) -> None:
-        self.directory = Path(directory)
-        self.native = native
-        self.written: dict[str, dict[str, str]] = {}
-
-    def name_for(self, traj_id: str) -> str:
-        base = safe_name(traj_id)
-        name, k = base, 1
-        while name in self.written:
-            k += 1
-            name = f"{base}~{k}"
-        return name
-
-    def write(self, res: CompactionResult) -> tuple[Path, Path]:
-        name = self.name_for(res.trajectory.id)
-        rpath = write_jsonl(self.directory / f"{name}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
-        apath = res.audit.save(self.directory / f"{name}{AUDIT_SUFFIX}")
-        self.written[name] = {"id": res.trajectory.id, "path": res.trajectory.path,
-                              "residual": rpath.name, "audit": apath.name}
-        if self.native:
-            from ..text.native import write_native
-
-            npath = write_native(self.directory / name, res.trajectory, res.residual_texts)
-            self.written[name]["native"] = npath.name
-        return rpath, apath
-
-
-def result_problems(res: CompactionResult) -> list[str]:
-    """Problems found by ``--check``: ``δ̂ > δ`` (THM1), an audit round trip that fails (SPEC §8), or
-    an L2 reconstruction outside its error bound (SPEC §9)."""
-    problems = []
-    if not res.delta_hat <= res.config.delta:
-        problems.append(f"{res.trajectory.id}: δ̂ = {res.delta_hat!r} exceeds δ = {res.config.delta!r}")
-    if res.l2 is not None and not res.l2.bound_holds:
-        problems.append(f"{res.trajectory.id}: L2 max error {res.l2.max_abs_error!r} exceeds eb = {res.l2.eb!r}")
-    try:
-        restored = res.restore()
-    except LamValueError as exc:
-        problems.append(f"{res.trajectory.id}: audit round trip failed: {exc}")
-    else:
-        originals = [r.text for r in res.trajectory.records]
-        if restored != originals:
-            bad = next(i for i, (a, b) in enumerate(zip(restored, originals)) if a != b)
-            problems.append(f"{res.trajectory.id}: audit restores record {bad} wrongly")
-    return problems
-
-
-def written_problems(audit_path: Path, res: CompactionResult | MappedResidual) -> list[str]:
-    """``--check`` with ``--residual-dir``: the files as written (read back, as ``lam-ref restore``
-    reads them) give every original record, all fields, not just the in-memory round trip; from
-    the JSONL residual and, when written, from the native one (per-trajectory results and the
-    corpus scope's residuals alike)."""
-    originals = [r.to_json() for r in res.trajectory.records]
-    problems = []
-    nat = native_file(audit_path)
-    for native in (None, nat) if nat is not None else (None,):
-        what = "the written audit files" if native is None else f"the native residual {native.name}"
-        try:
-            records, _ = restore_one(audit_path, native)
-        except LamValueError as exc:
-            problems.append(f"{res.trajectory.id}: {what} do not restore: {exc}")
-            continue
-        if records != originals:
-            bad = next((i for i, (a, b) in enumerate(zip(records, originals)) if a != b),
-                       min(len(records), len(originals)))
-            problems.append(f"{res.trajectory.id}: record {bad} restored from {what} differs from the original")
-    return problems

@@ -95,11 +95,11 @@ def measure_verify(pairs: int, dim: int, repeat: int) -> dict[str, Any]:
 
 def measure_quantize(n: int, dim: int, repeat: int) -> dict[str, Any]:
     """The band quantizer ``q = rint(e/2ε)`` fp32 → int16, 6 B per element moved (Table 22)."""
-    from ..bands import quantize
+    from ..bands import band_quantize
 
     e = _unit_rows(n, dim, 5)
-    t = _best(lambda: quantize(e, 0.2, validated_unit=True), repeat)
-    return {"value": 6 * n * dim / t, "unit": "B/s", "benchmark": f"bands.quantize of {n}x{dim} fp32 -> int16"}
+    t = _best(lambda: band_quantize(e, 0.2, validated_unit=True), repeat)
+    return {"value": 6 * n * dim / t, "unit": "B/s", "benchmark": f"bands.band_quantize of {n}x{dim} fp32 -> int16"}
 
 
 def measure_codec(n: int, repeat: int) -> dict[str, Any]:
@@ -160,7 +160,7 @@ def measure_beta(data: Path | None) -> dict[str, Any]:
 
 
 def _default_data() -> Path | None:
-    from ..demo import shared_data_dir
+    from ..text.loaders import shared_data_dir
 
     return shared_data_dir()
 

@@ -16,7 +16,6 @@ import sys
 from typing import Any
 
 from ..codec import DEFAULT_REL_EB
-from ..distributed.cli import add_cluster_options, refuse_serial_only, run_compact, wants_cluster
 from ..geometry import LamValueError
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
@@ -25,13 +24,17 @@ from ..text.records import TrajectoryFormatError
 from ._common import (
     EmbeddingSaver,
     RunProgress,
+    add_device,
     add_encoder,
     add_format,
     add_json,
+    add_l0_stubs,
     add_mkdir,
     add_progress,
     add_save_embeddings,
     add_threshold,
+    add_window,
+    l0_net_positive,
     plan_trajectory_files,
     planned_trajectories,
     validate_batch_size,
@@ -39,14 +42,14 @@ from ._common import (
     validate_output_dir,
     validate_output_file,
 )
-from ._compact_report import (  # noqa: F401  (re-exported: demo, sweep and tests use them from here)
+from ._compact_report import (  # noqa: F401  (re-exported: their former home; tests use them from here)
     L0_STUB_RULES,
     TABLE_HEADER,
     TABLE_LEGEND,
     ResidualWriter,
-    _pct,
     display_ids,
     finish_run,
+    hashing_note,
     parse_layers,
     print_summary,
     result_problems,
@@ -55,6 +58,7 @@ from ._compact_report import (  # noqa: F401  (re-exported: demo, sweep and test
     table_row,
     written_problems,
 )
+from ._dask import add_cluster_options, refuse_serial_only, run_compact, wants_cluster
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -78,17 +82,14 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "input's own format (.traj, .traj.json, LoCoMo .json, .jsonl), read back by the same loader")
     add_mkdir(p)
     add_save_embeddings(p)
-    p.add_argument("--device", help="encoder device (cpu, cuda, ...; default: the library's choice)")
-    p.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
+    add_device(p)
+    add_window(p)
     p.add_argument("--driver", choices=("online", "batch"), default="online",
                    help="L1 driver: Algorithm 1 turn by turn (default) or Algorithm 2")
     p.add_argument("--exhaustive", action="store_true", help="exhaustive candidate search (equals the oracle)")
     p.add_argument("--both-orders", action="store_true",
                    help="also run the other layer order (Table 12 ablation; L0->L1 encodes the L0 residual)")
-    p.add_argument("--l0-stubs", choices=L0_STUB_RULES, default="net-positive",
-                   help="net-positive (default): a run of repeated lines becomes a stub only when the stub has "
-                        "fewer UTF-8 bytes and fewer cl100k tokens than the run (net removal is counted in "
-                        "tokens); paper: every run becomes a stub")
+    add_l0_stubs(p)
     p.add_argument("--l2-rel-eb", type=float, default=DEFAULT_REL_EB, metavar="EB",
                    help=f"L2 codec relative error bound for the storage report of the retained embeddings "
                         f"(default {DEFAULT_REL_EB}, Table 20)")
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         exhaustive=args.exhaustive,
         both_orders=args.both_orders,
         l2_rel_eb=None if args.no_l2 else args.l2_rel_eb,
-        l0_net_positive=args.l0_stubs == "net-positive",
+        l0_net_positive=l0_net_positive(args),
     )
     files = plan_trajectory_files(args.paths, args.format)
     validate_json_dest(args.json, mkdir=args.mkdir)
@@ -128,8 +129,7 @@ def run(args: argparse.Namespace) -> int:
         return run_compact(args, config)
     encoder = get_encoder(args.encoder, args.device)
     if encoder.kind == "hashing":
-        print("lam-ref compact: note: the hashing encoder is for tests; thresholds and removal are not "
-              "comparable to a real encoder's", file=sys.stderr)
+        hashing_note()
     quiet = args.json == "-"
     out = sys.stderr if quiet else sys.stdout
     summaries: list[dict[str, Any]] = []

@@ -46,8 +46,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import evidence as E
 from .. import metrics as M
+from ..evidence import gold_key, load_gold
 from ..geometry import LamValueError, validate_threshold
+from ..metrics import validate_taus
 from ..peers import METHODS
 from ..peers import gem as G
 from ..peers import lre as R
@@ -55,13 +58,18 @@ from ..peers import semdedup as S
 from ..peers.base import PeerResult, step_units
 from ..peers.lam import run_lam
 from ..peers.masking import mask, validate_k
+from ..tables import pct, plural
 from ..text.chunking import get_tokenizer
-from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, Encoder, get_encoder
-from ..text.loaders import FORMATS, LoadFailure
+from ..text.encoders import Encoder, get_encoder
+from ..text.loaders import LoadFailure
 from ..text.pipeline import Encoded, encode_chunks
 from ..text.records import Trajectory
 from ._common import (
     RunProgress,
+    add_device,
+    add_encoder,
+    add_format,
+    add_json,
     add_progress,
     loaded_trajectories,
     plan_trajectory_files,
@@ -70,7 +78,6 @@ from ._common import (
     validate_output_file,
     write_json,
 )
-from .sweep import gold_key, load_gold, validate_taus
 
 DEFAULT_METHODS = "lam,l0,masking,semdedup,gem,lre"
 DEFAULT_OPS: dict[str, list[Any]] = {"t": [0.99, 0.95, 0.90], "k": [10, 5, 3], "eps": [0.01, 0.05, 0.10],
@@ -115,13 +122,12 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--per-cluster", type=int, default=S.DEFAULT_PER_CLUSTER, help="SemDeDup chunks per cluster (default 50)")
     p.add_argument("--gem-min-blocks", type=int, default=16, help="GEM leaves shorter histories unchanged (default 16)")
     p.add_argument("--lre-weights", metavar="PATH", help="LRE weights file (default: the shipped lre_weights.json)")
-    p.add_argument("--encoder", default=DEFAULT_ENCODER, help=f"encoder (default {DEFAULT_ENCODER})")
-    p.add_argument("--device", help="encoder device")
-    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="encoding batch size (default 64)")
-    p.add_argument("--format", choices=FORMATS, help="loader (default: detect per file)")
+    add_encoder(p)
+    add_device(p)
+    add_format(p)
     p.add_argument("--gold", metavar="PATCHES", help="gold patches (the formats of lam-ref sweep --gold)")
     p.add_argument("--taus", nargs="+", default=DEFAULT_TAUS, help="retention floors of ECR@τ (default 1.0 0.999 0.99 0.95)")
-    p.add_argument("--json", metavar="OUT", help="write the report as JSON (- for stdout)")
+    add_json(p)
     p.add_argument("--plot", metavar="OUT.png", help="removal-vs-evidence plot (PNG, and SVG next to it); needs --gold")
     add_progress(p)
     p.set_defaults(func=run)
@@ -192,7 +198,7 @@ class Row:
     op: dict[str, Any]
     prefix_stable: bool = True
     tokens: list[tuple[int, int, int]] = field(default_factory=list)  # per (trajectory, seed)
-    evidence: list[M.EvidenceResult] = field(default_factory=list)
+    evidence: list[E.EvidenceResult] = field(default_factory=list)
     ev_tokens: list[tuple[int, int, int]] = field(default_factory=list)
     deleted_units: int = 0
     placeholders: int = 0
@@ -211,7 +217,7 @@ class Row:
         ps = self.per_seed.setdefault(seed, {"tokens": [], "ev_tokens": [], "evidence": []})
         ps["tokens"].append(t)
         if lines is not None:
-            ev = M.evidence_retention(lines, [res.trajectory.records[i].text for i in res.trajectory.observation_indices],
+            ev = E.evidence_retention(lines, [res.trajectory.records[i].text for i in res.trajectory.observation_indices],
                                       res.observation_residuals())
             self.evidence.append(ev)
             ps["evidence"].append(ev)
@@ -220,16 +226,10 @@ class Row:
                 ps["ev_tokens"].append(t)
 
 
-def _removal(tokens: Sequence[tuple[int, int, int]]) -> M.RemovalResult | None:
-    if not tokens:
-        return None
-    return M.corpus_removal([x[0] for x in tokens], [x[1] for x in tokens], [x[2] for x in tokens])
-
-
 def _row_json(row: Row, with_gold: bool) -> dict[str, Any]:
     seeds = sorted(row.per_seed)
     n = len(seeds)
-    per = {s: _removal(row.per_seed[s]["tokens"]) for s in seeds}
+    per = {s: M.removal_of_counts(row.per_seed[s]["tokens"]) for s in seeds}
     nets = [r.net for r in per.values() if r is not None]
     out: dict[str, Any] = {
         "method": row.method,
@@ -249,10 +249,10 @@ def _row_json(row: Row, with_gold: bool) -> dict[str, Any]:
     else:
         out["stability"] = {"seeds": 1, "pairwise_jaccard": 1.0, "deterministic": True}
     if with_gold:
-        summ = M.summarize_evidence(row.evidence)
-        ev_rem = [_removal(row.per_seed[s]["ev_tokens"]) for s in seeds]
+        summ = E.summarize_evidence(row.evidence)
+        ev_rem = [M.removal_of_counts(row.per_seed[s]["ev_tokens"]) for s in seeds]
         ev_nets = [r.net for r in ev_rem if r is not None]
-        micro_seed = [float(M.summarize_evidence(row.per_seed[s]["evidence"]).micro) for s in seeds]
+        micro_seed = [float(E.summarize_evidence(row.per_seed[s]["evidence"]).micro) for s in seeds]
         out["evidence"] = {
             **summ.to_json(),
             "micro": float(summ.micro) if summ.witnessed else None,
@@ -269,10 +269,6 @@ def _row_json(row: Row, with_gold: bool) -> dict[str, Any]:
 # the run
 
 
-def _n(k: int) -> str:
-    return f"{k} trajectory" if k == 1 else f"{k} trajectories"
-
-
 def run(args: argparse.Namespace) -> int:
     plan = validate_args(args)
     plan_trajectory_files(args.paths, args.format)  # a missing or empty input: exit 2 before any work
@@ -286,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
         for t in trajs:
             key = gold_key(t, gold)
             if key is not None:
-                lines[t.id] = M.evidence_lines(gold[key])
+                lines[t.id] = E.evidence_lines(gold[key])
         if not lines:
             raise LamValueError(f"--gold {args.gold!r} matches no loaded trajectory ({len(gold)} ids; ids are "
                                 "matched by trajectory id, its last path component, or without ':sample')")
@@ -382,9 +378,9 @@ def run(args: argparse.Namespace) -> int:
     ev_n = len({t.id for t in trajs if t.id in lines and lines[t.id] and any(
         ln in t.records[i].text for ln in lines[t.id] for i in t.observation_indices)}) if with_gold else 0
     enc_line = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items()) or "none"
-    print(f"\n{_n(len(trajs))}; encoder {encoder.name if encoder else '—'}: {sum(counts.values())} texts encoded "
+    print(f"\n{plural(len(trajs))}; encoder {encoder.name if encoder else '—'}: {sum(counts.values())} texts encoded "
           f"({enc_line}; each chunk once) in {encode_s:.1f} s; total {total_s:.1f} s"
-          + (f"; evidence over {_n(ev_n)} with witnessed lines ({len(lines)} gold-matched)" if with_gold else ""),
+          + (f"; evidence over {plural(ev_n)} with witnessed lines ({len(lines)} gold-matched)" if with_gold else ""),
           file=out)
     report = {
         "trajectories": len(trajs),
@@ -442,10 +438,6 @@ def _semdedup(trajs, encoded, plan, args, tok, lines, row) -> None:
 # output
 
 
-def _pct(x: float | None, digits: int = 2) -> str:
-    return "—" if x is None else f"{100 * x:.{digits}f}%"
-
-
 def _table(rows_json: list[dict[str, Any]], with_gold: bool) -> tuple[list[list[Any]], list[str]]:
     header = ["method", "operating point", "prefix-stable", "removed (net)", "gross", "deleted units", "stability",
               "wall s"]
@@ -455,19 +447,19 @@ def _table(rows_json: list[dict[str, Any]], with_gold: bool) -> tuple[list[list[
     for r in rows_json:
         st = r["stability"]
         stab = "1 (deterministic)" if st.get("deterministic") else f"J={st['pairwise_jaccard']:.3f}, shared={st['shared_of_union']:.3f}"
-        cells: list[Any] = [r["method"], r["label"], "yes" if r["prefix_stable"] else "no", _pct(r["removal_net"]),
-                            _pct(r["removal_gross"]), f"{r['deleted_units']:g}", stab, f"{r['wall_s']:.2f}"]
+        cells: list[Any] = [r["method"], r["label"], "yes" if r["prefix_stable"] else "no", pct(r["removal_net"]),
+                            pct(r["removal_gross"]), f"{r['deleted_units']:g}", stab, f"{r['wall_s']:.2f}"]
         if with_gold:
             ev = r["evidence"]
-            cells[5:5] = [_pct(ev["removal_net"]), _pct(ev["micro"], 3), "—" if ev["micro"] is None else ev["lost"],
-                          _pct(ev["macro_intact"], 1)]
+            cells[5:5] = [pct(ev["removal_net"]), pct(ev["micro"], 3), "—" if ev["micro"] is None else ev["lost"],
+                          pct(ev["macro_intact"], 1)]
         out.append(cells)
     return out, header
 
 
 def _ecr_table(plan: Plan, best: dict[str, float | None], ecr: dict[str, dict[str, float | None]]) -> tuple[list[list[Any]], list[str]]:
     header = ["method", "best (unconstrained)"] + [f"ECR@{s}" for s in plan.taus]
-    return [[m, _pct(best[m])] + [M.format_ecr(ecr[m][s]) for s in plan.taus] for m in plan.methods], header
+    return [[m, pct(best[m])] + [M.format_ecr(ecr[m][s]) for s in plan.taus] for m in plan.methods], header
 
 
 COLORS = {"lam": "#c0392b", "l1": "#e67e22", "l0": "#8e44ad", "masking": "#7f8c8d", "semdedup": "#2980b9",

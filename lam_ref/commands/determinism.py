@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from .. import determinism as det
-from ..distributed.cli import add_cluster_options, probe_steps
 from ..geometry import LamValueError
 from ._common import table, validate_output_file, write_json
+from ._dask import add_cluster_options, probe_steps
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

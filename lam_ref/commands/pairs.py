@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 
 from ..geometry import LamValueError, delta_from_t, delta_sq, sq_dist_rows, validate_threshold
-from ..text.chunking import DEFAULT_WINDOW, get_tokenizer
+from ..text.chunking import get_tokenizer
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import encode_chunks
 from ._common import (
     EmbeddingSaver,
     RunProgress,
+    add_device,
     add_encoder,
     add_format,
     add_json,
@@ -35,6 +36,7 @@ from ._common import (
     add_progress,
     add_save_embeddings,
     add_threshold,
+    add_window,
     plan_trajectory_files,
     planned_trajectories,
     table,
@@ -142,8 +144,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="pool every trajectory: also count pairs across trajectories (default: within each)")
     p.add_argument("--top", type=int, default=10, help="closest pairs to list with their texts (default 10)")
     add_encoder(p)
-    p.add_argument("--device", help="encoder device (cpu, cuda, ...; default: the library's choice)")
-    p.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="window size in cl100k tokens (default 512)")
+    add_device(p)
+    add_window(p)
     add_format(p)
     add_json(p)
     add_mkdir(p)

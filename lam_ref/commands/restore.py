@@ -12,138 +12,38 @@ counted; with it they are written as ``<name>.original.jsonl`` (one record per l
 ``text``, ``turn``, ``source`` and ``name`` as in the residual; readable by ``lam-ref compact
 --format jsonl``), and from a native residual also as ``<name>.original.native.<suffix>``, the
 input's format with every observation's original text back in place (read by the same loader as the
-input; the JSON layout is the writer's, the records are the input's).
+input; the JSON layout is the writer's, the records are the input's). The folder's format, its
+reader and writer are :mod:`lam_ref.text.residuals`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..geometry import LamValueError
-from ..text.audit import AuditError, AuditStore
-from ..text.native import native_records, write_native
+from ..tables import table
+from ..text.residuals import (  # noqa: F401  (AUDIT_SUFFIX ... native_name: re-exported, their former home)
+    AUDIT_SUFFIX,
+    NATIVE_TAG,
+    RESIDUAL_SUFFIX,
+    audit_files,
+    native_file,
+    native_name,
+    restore_one,
+    write_native_original,
+)
 from ._common import (
     add_json,
     add_mkdir,
-    table,
     validate_input_paths,
     validate_json_dest,
     validate_output_dir,
     write_json,
     write_jsonl,
 )
-
-#: The file names `lam-ref compact --residual-dir` writes per trajectory (``<name><suffix>``).
-AUDIT_SUFFIX = ".audit.json"
-RESIDUAL_SUFFIX = ".residual.jsonl"
-#: ``<name>.native.<format suffix>``: the residual in the input's format (``--residual-format native``).
-NATIVE_TAG = ".native"
-_NATIVE_SUFFIXES = (".traj.json", ".traj", ".jsonl", ".json")
-
-
-def native_name(path: Path) -> str | None:
-    """``<name>`` of a ``<name>.native.<suffix>`` file, else ``None``."""
-    low = path.name.lower()
-    for suf in _NATIVE_SUFFIXES:
-        tail = NATIVE_TAG + suf
-        if low.endswith(tail) and len(low) > len(tail):
-            return path.name[: -len(tail)]
-    return None
-
-
-def native_file(audit_path: Path) -> Path | None:
-    """The native residual beside an audit store (``<name>.native.<suffix>``), if there is one."""
-    name = audit_path.name[: -len(AUDIT_SUFFIX)]
-    for suf in _NATIVE_SUFFIXES:
-        p = audit_path.with_name(name + NATIVE_TAG + suf)
-        if p.is_file():
-            return p
-    return None
-
-
-def audit_files(paths: list[str], native: bool = False) -> list[tuple[Path, Path | None]]:
-    """``(audit store, native residual or None)`` for the ``PATH`` arguments: folders (searched
-    non-recursively for ``*.audit.json``), audit stores, or native residual files (paired with the
-    ``<name>.audit.json`` beside them). With ``native`` every audit store is paired with its native
-    residual, which must exist."""
-    out: list[tuple[Path, Path | None]] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted(p.glob(f"*{AUDIT_SUFFIX}"))
-            if not found:
-                raise LamValueError(f"{raw}: holds no *{AUDIT_SUFFIX} files (a --residual-dir of lam-ref compact)")
-            out.extend((f, None) for f in found)
-        elif p.is_file():
-            name = native_name(p)
-            if name is not None:
-                audit = p.with_name(name + AUDIT_SUFFIX)
-                if not audit.is_file():
-                    raise LamValueError(f"{raw}: native residual without its audit store {audit.name!r} beside it")
-                out.append((audit, p))
-            elif p.name.endswith(AUDIT_SUFFIX):
-                out.append((p, None))
-            else:
-                raise LamValueError(f"{raw}: is neither an audit store (*{AUDIT_SUFFIX}) nor a native residual "
-                                    f"(*{NATIVE_TAG}.traj, .traj.json, .json or .jsonl)")
-        else:
-            raise LamValueError(f"{raw}: does not exist")
-    if native:
-        paired = []
-        for audit, nat in out:
-            nat = nat or native_file(audit)
-            if nat is None:
-                raise LamValueError(f"{audit}: --residual-format native, but no {NATIVE_TAG}.<suffix> residual beside "
-                                    "it (written by lam-ref compact --residual-format native)")
-            paired.append((audit, nat))
-        out = paired
-    return out
-
-
-def _read_jsonl_residual(residual_path: Path) -> list[Any]:
-    try:
-        text = residual_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AuditError(f"{str(residual_path)!r} cannot be read: {exc}") from exc
-    residual = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        try:
-            residual.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise AuditError(f"{str(residual_path)!r}: line {n}: invalid JSON at column {exc.colno}: {exc.msg}") from exc
-    return residual
-
-
-def restore_one(audit_path: Path, native: Path | None = None) -> tuple[list[dict[str, Any]], AuditStore]:
-    """The original records of one trajectory from its audit store and its residual: the JSONL
-    residual beside it, or the native residual ``native`` (read by its format's loader)."""
-    name = audit_path.name[: -len(AUDIT_SUFFIX)]
-    store = AuditStore.load(audit_path)
-    if native is None:
-        residual_path = audit_path.with_name(name + RESIDUAL_SUFFIX)
-        if not residual_path.is_file():
-            raise LamValueError(f"{str(audit_path)!r} has no residual file {residual_path.name!r} beside it")
-        residual = _read_jsonl_residual(residual_path)
-    else:
-        residual_path = native
-        sources = None if store.meta is None else [m[2] for m in store.meta]
-        residual = native_records(native, sources)[1]
-    try:
-        return store.restore_records(residual), store
-    except AuditError as exc:
-        raise AuditError(f"{str(residual_path)!r}: {exc}") from exc
-
-
-def write_native_original(out_dir: Path, name: str, native: Path, records: list[dict[str, Any]]) -> Path:
-    """``<name>.original.native.<suffix>`` in ``out_dir``: the native residual with every record's
-    original text back in place (the input's format; the loader of that format reads the original
-    records; the name differs from ``<name>.original.jsonl`` also for JSONL inputs)."""
-    traj = native_records(native)[0]
-    return write_native(out_dir / name, traj, [r["text"] for r in records], tag=".original.native")
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

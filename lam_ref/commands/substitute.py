@@ -9,7 +9,6 @@ import numpy as np
 from .._io import atomic_write
 from ..determinism import device_kwargs
 from ..digest import fmt17
-from ..distributed.cli import add_cluster_options, refuse_serial_only, run_substitute, wants_cluster
 from ..substitution import oracle, substitute
 from ._common import (
     add_json,
@@ -21,6 +20,7 @@ from ._common import (
     validate_output_file,
     write_json,
 )
+from ._dask import add_cluster_options, refuse_serial_only, run_substitute, wants_cluster
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

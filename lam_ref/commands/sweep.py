@@ -25,11 +25,9 @@ substitution (top-k over the kept chunks, each deleted chunk standing for its re
 ``π``; :func:`lam_ref.metrics.evidence_hits_at_k`). All other metric arithmetic is :mod:`lam_ref.metrics`.
 
 ``--gold`` takes a JSON object ``{id: patch}``, a JSON object or array of SWE-bench style records
-``{"instance_id": str, "patch": str, ...}``, a JSONL file of such records (a ``.jsonl`` suffix is
-always read as JSONL), or a directory of ``<id>.patch`` / ``<id>.diff`` files. Every gold input
-must be UTF-8: an undecodable byte is an error naming the file and the byte offset (replacing it
-would silently change evidence lines). An id given twice with different patches is an error. A
-trajectory is matched by its id, then by the last component of its id.
+``{"instance_id": str, "patch": str, ...}``, a JSONL file of such records, or a directory of
+``<id>.patch`` / ``<id>.diff`` files; the gold patches and the evidence arithmetic are
+:mod:`lam_ref.evidence` (formats and matching in its docstring).
 """
 
 from __future__ import annotations
@@ -37,20 +35,20 @@ from __future__ import annotations
 import argparse
 import base64
 import functools
-import hashlib
-import json
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import evidence as E
 from .. import metrics as M
-from ..distributed.cli import add_cluster_options, file_run, map_files, refuse_serial_only, wants_cluster
+from ..distributed.files import map_files
+from ..evidence import cached_gold, gold_digest, gold_key, load_gold  # noqa: F401  (re-exported: their former home)
 from ..geometry import LamValueError, delta_from_t, validate_threshold
+from ..metrics import validate_taus  # noqa: F401  (re-exported: its former home)
+from ..tables import pct, plural
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, Encoded, compact_trajectory
@@ -58,12 +56,15 @@ from ..text.records import Trajectory
 from ._common import (
     EmbeddingSaver,
     RunProgress,
+    add_device,
     add_encoder,
     add_format,
     add_json,
+    add_l0_stubs,
     add_mkdir,
     add_progress,
     add_save_embeddings,
+    l0_net_positive,
     plan_trajectory_files,
     planned_trajectories,
     table,
@@ -72,7 +73,8 @@ from ._common import (
     validate_output_file,
     write_json,
 )
-from .compact import parse_layers
+from ._compact_report import parse_layers
+from ._dask import add_cluster_options, file_run, refuse_serial_only, wants_cluster
 
 QUERY_ROLES = ("action", "assistant")
 
@@ -85,111 +87,6 @@ SET_NOTES = {
     "evidence": "trajectories with >= 1 witnessed evidence line (Table 14): rows[].evidence "
                 "(removal_net, removal_gross, exact and relaxed retention) and ecr (eq. 8)",
 }
-
-
-# ----------------------------------------------------------------------------------------------
-# gold patches (App. F.3)
-
-
-def _read_utf8(path: Path) -> str:
-    """The text of a gold file; non-UTF-8 bytes raise naming the file and the byte offset."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LamValueError(f"--gold {str(path)!r} cannot be read: {exc.strerror or exc}") from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LamValueError(
-            f"--gold {str(path)!r} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}"
-        ) from exc
-
-
-def _add(out: dict[str, str], where: dict[str, str], key: str, patch: str, loc: str, path: str) -> None:
-    """Add one gold patch; the same id with another patch is an error naming both places."""
-    if key in out and out[key] != patch:
-        raise LamValueError(f"--gold {path!r}: {loc}: instance {key!r} already has a different patch ({where[key]})")
-    out.setdefault(key, patch)
-    where.setdefault(key, loc)
-
-
-def _record(item: Any, loc: str, path: str) -> tuple[str, str]:
-    if not isinstance(item, dict) or not isinstance(item.get("instance_id"), str) or not isinstance(item.get("patch"), str):
-        raise LamValueError(f"--gold {path!r}: {loc}: expected an object with string 'instance_id' and 'patch'")
-    return item["instance_id"], item["patch"]
-
-
-def load_gold(path: str) -> dict[str, str]:
-    """Gold patches by instance id (formats in the module docstring)."""
-    p = Path(path)
-    if not p.exists():
-        raise LamValueError(f"--gold path {path!r} does not exist")
-    out: dict[str, str] = {}
-    where: dict[str, str] = {}
-    if p.is_dir():
-        for f in sorted(set(p.rglob("*.patch")) | set(p.rglob("*.diff"))):
-            if f.is_file():
-                _add(out, where, f.stem, _read_utf8(f), str(f), path)
-        if not out:
-            raise LamValueError(f"--gold directory {path!r} holds no .patch or .diff files")
-        return out
-    text = _read_utf8(p)
-    obj: Any = None
-    if p.suffix.lower() != ".jsonl":
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError:
-            obj = None  # not one JSON document: JSONL lines
-    if isinstance(obj, dict) and "instance_id" in obj:
-        _add(out, where, *_record(obj, "$", path), "$", path)
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            if not isinstance(v, str):
-                raise LamValueError(f"--gold {path!r}: $.{k}: expected a patch string, got {type(v).__name__}")
-            out[str(k)] = v
-    elif isinstance(obj, list):
-        for i, item in enumerate(obj):
-            _add(out, where, *_record(item, f"$[{i}]", path), f"$[{i}]", path)
-    elif obj is not None:
-        raise LamValueError(f"--gold {path!r}: expected a JSON object or array, or JSONL records, "
-                            f"got a JSON {type(obj).__name__}")
-    else:
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LamValueError(f"--gold {path!r}: line {n}: invalid JSON: {exc.msg}") from exc
-            _add(out, where, *_record(item, f"line {n}", path), f"line {n}", path)
-    if not out:
-        raise LamValueError(f"--gold {path!r} holds no patches")
-    return out
-
-
-def gold_digest(gold: dict[str, str]) -> str:
-    """SHA-256 over the gold patches (ids sorted; JSON of the ``[id, patch]`` pairs): what a Dask
-    sweep's workers and its ``--resume`` folder check they use."""
-    return hashlib.sha256(json.dumps(sorted(gold.items()), ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-@functools.lru_cache(maxsize=2)
-def cached_gold(path: str, sha256: str) -> dict[str, str]:
-    """The gold patches at ``path``, read once per process (a Dask worker), refused when they are
-    not the ones the driver validated (the file changed meanwhile)."""
-    gold = load_gold(path)
-    if gold_digest(gold) != sha256:
-        raise LamValueError(f"--gold {path!r} changed during the run (its patches differ from the validated ones)")
-    return gold
-
-
-def gold_key(traj: Trajectory, gold: dict[str, str]) -> str | None:
-    """The gold id of a trajectory: its id, then the id's last path component (and without a
-    LoCoMo-style ``:sample`` suffix); ``None`` when none is in ``gold``."""
-    for key in (traj.id, traj.id.rsplit("/", 1)[-1], traj.id.split(":", 1)[0]):
-        if key in gold:
-            return key
-    return None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -236,10 +133,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="retention floors τ in [0, 1] for ECR@τ, exact (0.999 or 999/1000; default 1.0 0.999 0.99 0.95)")
     p.add_argument("--recall-k", type=int, default=10,
                    help="k of recall@k and of the QA evidence hit rate (default 10; 0 to skip)")
-    p.add_argument("--l0-stubs", choices=("net-positive", "paper"), default="net-positive",
-                   help="L0 stub rule (default net-positive, as compact: a stub only with fewer bytes and fewer "
-                        "cl100k tokens than its run; paper: every run becomes a stub)")
-    p.add_argument("--device", help="encoder device")
+    add_l0_stubs(p)
+    add_device(p)
     add_json(p, "rows")
     add_mkdir(p)
     add_save_embeddings(p)
@@ -261,18 +156,6 @@ class _Plan:
     files: list = field(default_factory=list)
 
 
-def validate_taus(values: list[str], name: str = "--taus") -> dict[str, Fraction]:
-    """The ECR levels τ as exact fractions (SPEC §12), keyed by their text, each in [0, 1]; else a
-    :class:`LamValueError` naming ``name`` and the value."""
-    taus: dict[str, Fraction] = {}
-    for s in dict.fromkeys(values):
-        tau = M.to_fraction(s, name)
-        if not 0 <= tau <= 1:
-            raise LamValueError(f"{name} must be in [0, 1], got {s!r}")
-        taus[s] = tau
-    return taus
-
-
 def validate_args(args: argparse.Namespace) -> _Plan:
     """Check every argument before anything is encoded; errors name the argument and the value."""
     thresholds = list(dict.fromkeys(validate_threshold(t, "--thresholds") for t in args.thresholds))
@@ -280,7 +163,7 @@ def validate_args(args: argparse.Namespace) -> _Plan:
     if isinstance(args.recall_k, bool) or not isinstance(args.recall_k, int) or args.recall_k < 0:
         raise LamValueError(f"--recall-k must be an integer >= 0 (0 skips retrieval), got {args.recall_k!r}")
     validate_batch_size(args.batch_size)
-    net_positive = getattr(args, "l0_stubs", "net-positive") == "net-positive"
+    net_positive = l0_net_positive(args)
     try:
         layers = parse_layers(args.layers)
         configs = [CompactionConfig(threshold=t, layers=layers, batch_size=args.batch_size, per_layer=False,
@@ -319,16 +202,8 @@ class _Acc:
     hit_n: int = 0
     hit_full: int = 0
     hit_sub: int = 0
-    exact: list[M.EvidenceResult] = field(default_factory=list)  # one per gold trajectory
-    relaxed: list[M.EvidenceResult] = field(default_factory=list)
-
-
-def _removal(tokens: Sequence[tuple[int, int, int]]) -> M.RemovalResult:
-    return M.corpus_removal([x[0] for x in tokens], [x[1] for x in tokens], [x[2] for x in tokens])
-
-
-def _n(k: int) -> str:
-    return f"{k} trajectory" if k == 1 else f"{k} trajectories"
+    exact: list[E.EvidenceResult] = field(default_factory=list)  # one per gold trajectory
+    relaxed: list[E.EvidenceResult] = field(default_factory=list)
 
 
 def measure_trajectory(item: Trajectory, encoder: Any, plan: _Plan, batch_size: int,
@@ -351,7 +226,7 @@ def measure_trajectory(item: Trajectory, encoder: Any, plan: _Plan, batch_size: 
             qa_emb = queries if source == "qa" else encoder.encode([q for q, _ in qa], batch_size=batch_size)
     key = gold_key(item, gold) if gold is not None else None
     patch = gold[key] if gold is not None and key is not None else None
-    lines = M.evidence_lines(patch) if patch is not None else None
+    lines = E.evidence_lines(patch) if patch is not None else None
     out: dict[str, Any] = {"gold_key": key, "has_gold": patch is not None, "witnessed": False, "queries": None,
                            "windows": 0, "rows": []}
     for cfg in plan.configs:
@@ -382,8 +257,8 @@ def measure_trajectory(item: Trajectory, encoder: Any, plan: _Plan, batch_size: 
         if lines is not None:
             originals = [item.records[i].text for i in item.observation_indices]
             residuals = res.observation_residuals()
-            row["exact"] = M.evidence_retention(lines, originals, residuals)
-            row["relaxed"] = M.evidence_retention(lines, originals, residuals, relaxed=True)
+            row["exact"] = E.evidence_retention(lines, originals, residuals)
+            row["relaxed"] = E.evidence_retention(lines, originals, residuals, relaxed=True)
             if first and row["exact"].witnessed:  # witnessing depends on the originals only
                 out["witnessed"] = True
         out["rows"].append(row)
@@ -398,12 +273,12 @@ def _array_from(obj: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(base64.b64decode(obj["b64"]), dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
 
 
-def _evidence_json(r: M.EvidenceResult | None) -> dict[str, Any] | None:
+def _evidence_json(r: E.EvidenceResult | None) -> dict[str, Any] | None:
     return None if r is None else {"witnessed": list(r.witnessed), "lost": list(r.lost), "relaxed": r.relaxed}
 
 
-def _evidence_from(obj: dict[str, Any] | None) -> M.EvidenceResult | None:
-    return None if obj is None else M.EvidenceResult(tuple(obj["witnessed"]), tuple(obj["lost"]), obj["relaxed"])
+def _evidence_from(obj: dict[str, Any] | None) -> E.EvidenceResult | None:
+    return None if obj is None else E.EvidenceResult(tuple(obj["witnessed"]), tuple(obj["lost"]), obj["relaxed"])
 
 
 def contribution_to_json(c: dict[str, Any]) -> dict[str, Any]:
@@ -507,18 +382,18 @@ def report(args: argparse.Namespace, sweep: _Sweep, encoder: dict[str, Any], fai
     if rows_json:
         header, rows = _table(rows_json, k, gold is not None)
         print(table(rows, header), file=out)
-        print(f"encoder {encoder['name']}, layers {'->'.join(x.upper() for x in plan.layers)}, {_n(n_traj)}", file=out)
+        print(f"encoder {encoder['name']}, layers {'->'.join(x.upper() for x in plan.layers)}, {plural(n_traj)}", file=out)
         if any(r.get("evidence_hit") for r in rows_json):
             hit = next(r["evidence_hit"] for r in rows_json if r.get("evidence_hit"))
             print(f"QA evidence hit@{k} over {hit['questions']} questions with evidence: full index, and kept "
                   "chunks with each deleted chunk standing for its representative", file=out)
     if gold is not None:
-        print(f"evidence over the {_n(len(ev_idx))} with witnessed evidence "
+        print(f"evidence over the {plural(len(ev_idx))} with witnessed evidence "
               f"({len(gold_idx)} with a gold patch, {n_traj} loaded); "
               "ECR@τ (max net removal over that set with exact micro retention >= τ): "
               + ", ".join(f"τ={s}: {M.format_ecr(v)}" for s, v in ecr.items()), file=out)
         if n_traj > len(gold_idx):
-            print(f"lam-ref sweep: {_n(n_traj - len(gold_idx))} without a gold patch "
+            print(f"lam-ref sweep: {plural(n_traj - len(gold_idx))} without a gold patch "
                   "(not in the evidence columns or ECR@τ)", file=sys.stderr)
         unused = sorted(set(gold) - gold_used)
         if unused:
@@ -604,7 +479,7 @@ def sweep_file(index: int, path: str, tid: str, *, fmt: str | None, encoder_name
 
 def _row(acc: _Acc, k: int, with_gold: bool, gold_idx: list[int], ev_idx: list[int]) -> dict[str, Any]:
     """One JSON row of the sweep (the set each number is over: :data:`SET_NOTES`)."""
-    rem = _removal(acc.tokens)
+    rem = M.removal_of_counts(acc.tokens)
     dist = np.concatenate(acc.dist) if acc.dist else np.zeros(0)
     wts = np.concatenate(acc.wts).astype(np.int64) if acc.wts else np.zeros(0, np.int64)
     ms = M.merge_distance_stats(dist, wts, acc.t)
@@ -630,9 +505,9 @@ def _row(acc: _Acc, k: int, with_gold: bool, gold_idx: list[int], ev_idx: list[i
         "trajectories": len(acc.tokens),
     }
     if with_gold:
-        gold_rem = _removal([acc.tokens[i] for i in gold_idx])
-        ev_rem = _removal([acc.tokens[i] for i in ev_idx])
-        exact, relaxed = M.summarize_evidence(acc.exact).to_json(), M.summarize_evidence(acc.relaxed).to_json()
+        gold_rem = M.removal_of_counts([acc.tokens[i] for i in gold_idx])
+        ev_rem = M.removal_of_counts([acc.tokens[i] for i in ev_idx])
+        exact, relaxed = E.summarize_evidence(acc.exact).to_json(), E.summarize_evidence(acc.relaxed).to_json()
         if not exact["witnessed"]:  # nothing to retain: no retention figure (not a vacuous 100 %)
             for d in (exact, relaxed):
                 d.update(micro=None, macro_intact=None)
@@ -646,10 +521,6 @@ def _row(acc: _Acc, k: int, with_gold: bool, gold_idx: list[int], ev_idx: list[i
                          "removal_gross": gold_rem.gross if gold_idx else None},
         }
     return row
-
-
-def _pct(x: float | None, digits: int = 2) -> str:
-    return "—" if x is None else f"{100 * x:.{digits}f}%"
 
 
 def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[list[str], list[list[Any]]]:
@@ -666,7 +537,7 @@ def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[li
         cells: list[Any] = [
             r["t"], f"{r['delta']:.4f}", f"{r['mean_delta_hat_over_delta']:.3f}", f"{r['keep']:.3f}",
             "—" if rec is None else f"{rec:.4f}",
-            _pct(r["removal_net"]),
+            pct(r["removal_net"]),
             "—" if md["median"] is None else f"{md['median']:.4f}",
             "—" if md["p99"] is None else f"{md['p99']:.4f}",
         ]
@@ -676,8 +547,8 @@ def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[li
         if with_gold:
             ev = r["evidence"]
             none = ev["micro"] is None
-            cells += [_pct(ev["removal_net"]), _pct(ev["micro"], 3), "—" if none else ev["lost"],
-                      _pct(ev["macro_intact"], 1), _pct(ev["relaxed"]["micro"], 3),
+            cells += [pct(ev["removal_net"]), pct(ev["micro"], 3), "—" if none else ev["lost"],
+                      pct(ev["macro_intact"], 1), pct(ev["relaxed"]["micro"], 3),
                       "—" if none else ev["relaxed"]["lost"]]
         rows.append(cells)
     return header, rows

@@ -41,7 +41,7 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from ..geometry import LamValueError, delta_sq, kept_mask, sq_dist_rows, validate_map
+from ..geometry import LamValueError, delta_sq, kept_mask, short_repr, sq_dist_rows, validate_map
 from ..strategies import (
     adversarial_pairs,
     chains,
@@ -435,8 +435,7 @@ def _expect_value_error(call: Any, what: str, must_mention: str | None = None) -
 
 
 def _short(obj: Any) -> str:
-    text = repr(obj)
-    return text if len(text) <= 120 else text[:117] + "..."
+    return short_repr(obj, 120)
 
 
 def _bad_rows(e: np.ndarray, row: int) -> list[tuple[str, np.ndarray, str | None]]:

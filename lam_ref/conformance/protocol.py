@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from ..geometry import short_repr
+
 __all__ = [
     "DTYPES",
     "PROTOCOL_VERSION",
@@ -133,5 +135,4 @@ def dumps(msg: dict[str, Any]) -> str:
 
 
 def _short(obj: Any) -> str:
-    text = repr(obj)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return short_repr(obj)

@@ -3,8 +3,9 @@ the corpus-scope greedy (exact and banded), each equal to the serial run byte fo
 worker count (paper §2.4, Algorithm 2; SPEC §5, §10). See ``docs/scale.md``.
 
 * :mod:`~lam_ref.distributed.cluster`: a ``LocalCluster`` (``--workers N``) or a scheduler address;
-* :mod:`~lam_ref.distributed.cli`: the per-file driver shared by ``compact`` and ``sweep`` (input
-  files, run folder, ``--resume``, one task per file), and the Dask steps of ``determinism probe``;
+* :mod:`~lam_ref.distributed.files`: the per-file run shared by ``compact`` and ``sweep`` (input
+  files, run folder, ``--resume``, one task per file), and the Dask steps of ``determinism probe``
+  (their command-line side, options and drivers, is :mod:`lam_ref.commands._dask`);
 * :mod:`~lam_ref.distributed.trajectories`: one task per file running the unchanged serial
   :func:`lam_ref.text.pipeline.compact_trajectory` (or encoding the file, or writing its
   corpus-scope residuals), atomic per-file outputs, ``--resume``, per-file and corpus digests;

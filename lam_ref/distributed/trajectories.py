@@ -4,8 +4,8 @@ atomic outputs and ``--resume``.
 
 Each task runs the unchanged serial code (:func:`lam_ref.text.loaders.load_file`,
 :func:`lam_ref.text.pipeline.compact_trajectory` / :func:`~lam_ref.text.pipeline.encode_chunks` /
-:func:`lam_ref.commands.sweep.measure_trajectory`, whose task lives with the command) on one input file and writes ``files/<index>.json`` (and, for the corpus scope, the file's
-embedding shard) into the run folder by temporary file + rename: a task that is retried after a
+:func:`lam_ref.commands.sweep.measure_trajectory`, whose task lives with the command) on one input
+file and writes ``files/<index>.json`` (and, for the corpus scope, the file's embedding shard) into the run folder by temporary file + rename: a task that is retried after a
 lost worker overwrites an identical file, and a resumed run skips every file whose output exists.
 The encoder is loaded once per worker process (``get_encoder`` is cached per process).
 
@@ -134,14 +134,11 @@ def write_file_output(run_dir: str, record: dict[str, Any], kind: str = "files")
 def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool) -> list[str]:
     """Write trajectory ``k`` of file ``index``'s residual and audit store under ``stage/<index>/``
     (named by the driver later); with ``check``, the problems found reading them back."""
-    from ..commands._common import write_jsonl
-    from ..commands._compact_report import written_problems
-    from ..commands.restore import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+    from ..text.residuals import ResidualWriter, written_problems
 
     stage = Path(run_dir) / "stage" / f"{index:07d}"
     stage.mkdir(parents=True, exist_ok=True)
-    write_jsonl(stage / f"{k}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
-    apath = res.audit.save(stage / f"{k}{AUDIT_SUFFIX}")
+    _, apath = ResidualWriter(stage).write(res, name=str(k))
     return written_problems(apath, res) if check else []
 
 
@@ -153,9 +150,9 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
     residual and audit files (``residuals=True``) are staged under ``stage/<index>/`` and moved
     to their final names (which depend on all ids before them) by the driver.
     """
-    from ..commands._compact_report import result_problems
     from ..text.encoders import get_encoder
     from ..text.pipeline import compact_trajectory, result_summary
+    from ..text.residuals import result_problems
 
     trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device) if trajs and config.uses_encoder else None

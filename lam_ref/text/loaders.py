@@ -31,6 +31,7 @@ per-file failures as :class:`LoadFailure` items and goes on with the other files
 from __future__ import annotations
 
 import json
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -51,6 +52,7 @@ __all__ = [
     "load_all",
     "load_file",
     "parse_locomo_evidence",
+    "shared_data_dir",
 ]
 
 #: Loader names accepted by ``--format``.
@@ -621,3 +623,17 @@ def load_all(paths: Iterable[str | Path], format: str | None = None) -> list[Tra
             raise item.exception
         out.append(item)
     return out
+
+
+def shared_data_dir() -> Path | None:
+    """The shared SWE-agent trajectories, ``../shared/data/swe-agent-trajectories`` next to the
+    repository (or ``$LAM_SHARED_DATA``), when present: the demo, ``lam-ref bench`` and the tests
+    that need real trajectories (they skip without them) read them in place."""
+    env = os.environ.get("LAM_SHARED_DATA")
+    cands = [Path(env)] if env else []
+    cands.append(Path(__file__).resolve().parents[2].parent / "shared" / "data" / "swe-agent-trajectories")
+    cands.append(Path.cwd().parent / "shared" / "data" / "swe-agent-trajectories")
+    for c in cands:
+        if c.is_dir():
+            return c
+    return None

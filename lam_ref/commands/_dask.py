@@ -1,0 +1,364 @@
+"""The command-line side of the Dask runs: the options shared by ``lam-ref compact``, ``lam-ref
+sweep``, ``lam-ref determinism probe`` and ``lam-ref substitute``, the per-file run opened from
+parsed arguments, and the drivers ``compact`` and ``substitute`` branch into (printing the serial
+command's table and report). The Dask execution (per-file tasks, the corpus-scope greedy, the
+probe's steps) is :mod:`lam_ref.distributed`. See ``docs/scale.md``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..distributed.files import DaskSteps, FileRun, map_files, where
+from ..distributed.files import file_run as _file_run
+from ..geometry import LamValueError
+from ..tables import display_ids, table
+from ._common import load_embeddings, validate_output_dir, write_json
+
+__all__ = ["add_cluster_options", "file_run", "probe_steps", "refuse_serial_only", "run_compact", "run_substitute",
+           "wants_cluster"]
+
+
+def add_cluster_options(p: argparse.ArgumentParser, *, resume: bool = True, scope: bool = False,
+                        tile: bool = True) -> None:
+    """``--workers N``, ``--scheduler ADDRESS`` (plus ``--tile``, ``--resume``, ``--scope``)."""
+    g = p.add_argument_group("distributed (Dask)")
+    g.add_argument("--workers", type=int, metavar="N", help="run on a local Dask cluster of N worker processes")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://host:8786)")
+    if tile:
+        g.add_argument("--tile", type=int, default=4096, metavar="ROWS",
+                       help="rows per tile of the corpus-scope greedy (default 4096)")
+    if resume:
+        g.add_argument("--resume", metavar="DIR", help="keep per-file outputs in DIR; a rerun skips finished files")
+    if scope:
+        g.add_argument("--scope", choices=("trajectory", "corpus"), default="trajectory",
+                       help="greedy per trajectory (default) or one greedy over all chunks of all inputs")
+
+
+def wants_cluster(args: argparse.Namespace) -> bool:
+    """Whether the command should take the Dask branch."""
+    return (getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
+            or getattr(args, "resume", None) is not None or getattr(args, "scope", "trajectory") == "corpus")
+
+
+def refuse_serial_only(args: argparse.Namespace, options: list[tuple[str, Any]]) -> None:
+    """One line (exit 2) for the first serial-only option given together with the Dask options.
+
+    Args:
+        args: the parsed arguments (for the wording: ``--resume`` alone also takes the Dask branch).
+        options: ``(flag as shown, given)`` pairs.
+
+    Raises:
+        LamValueError: naming the option.
+    """
+    ours = "--workers/--scheduler" + ("/--resume" if hasattr(args, "resume") else "")
+    for flag, given in options:
+        if given:
+            raise LamValueError(f"{flag} runs serially only; drop it or drop {ours}")
+
+
+@contextlib.contextmanager
+def file_run(args: argparse.Namespace, command: str, settings: dict[str, Any]) -> Iterator[FileRun]:
+    """:func:`lam_ref.distributed.files.file_run` for parsed arguments (``paths``, ``format``,
+    ``--resume``, ``--json``): ``--resume DIR`` names the run's state folder, created when missing
+    (its parent must exist; docs/cli.md, docs/scale.md); the table goes to stderr with ``--json -``."""
+    resume = getattr(args, "resume", None)
+    if resume is not None:
+        validate_output_dir(resume if Path(resume).exists() else str(Path(resume).resolve().parent), "--resume")
+    out = sys.stderr if getattr(args, "json", None) == "-" else sys.stdout
+    with _file_run(args.paths, args.format, command, settings, resume_dir=resume, out=out) as run:
+        yield run
+
+
+def run_compact(args: argparse.Namespace, config: Any) -> int:
+    """``lam-ref compact`` on Dask: per-trajectory scope (default) or ``--scope corpus``."""
+    from ..distributed.cluster import ClusterSpec
+
+    spec = ClusterSpec(args.workers, args.scheduler)
+    if getattr(args, "scope", "trajectory") == "corpus":
+        return _run_corpus(args, config, spec)
+    return _run_trajectories(args, config, spec)
+
+
+def _settings(args: argparse.Namespace, config: Any, scope: str) -> dict[str, Any]:
+    cfg = {k: v for k, v in config.to_json().items() if k != "delta"}  # δ follows from the threshold
+    return {"command": "compact", "scope": scope, "config": cfg, "encoder": args.encoder,
+            "device": args.device, "format": args.format, "check": bool(args.check),
+            "residuals": bool(args.residual_dir), "tile": args.tile if scope == "corpus" else None}
+
+
+def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
+    from ..distributed.trajectories import corpus_digest, file_digest
+    from ..text.pipeline import summarize
+    from ..text.residuals import ResidualWriter
+    from ._compact_report import finish_run, print_summary
+
+    with file_run(args, "compact", _settings(args, config, "trajectory")) as run:
+        _hash_note(args)
+        fn = functools.partial(_compact_item, fmt=args.format, encoder=args.encoder, device=args.device,
+                               config=config, run_dir=run.run_dir, check=bool(args.check),
+                               residuals=bool(args.residual_dir))
+        errors = map_files(run, spec, fn, show=not args.no_progress, desc="files")
+        summaries: list[dict[str, Any]] = []
+        problems: list[str] = []
+        file_digests: list[str] = []
+        writer = ResidualWriter(args.residual_dir) if args.residual_dir else None
+        for k, _path, rec in run.records(errors):
+            if rec is None:
+                file_digests.append(file_digest([], run.failures[-1:]))
+                continue
+            summaries.extend(rec["summaries"])
+            problems.extend(rec["problems"])
+            file_digests.append(rec["digest"])
+            if writer is not None:
+                writer.place(Path(run.run_dir) / "stage" / f"{k:07d}", rec["summaries"], rec["staged"])
+    failures, out = run.failures, run.out
+    total = summarize(summaries, config) if summaries else None
+    cdig = corpus_digest(file_digests)
+    if summaries:
+        print_summary(out, summaries, total, config, encoder=summaries[0]["encoder_info"], l0_stubs=args.l0_stubs)
+    print(f"corpus digest {cdig} over {len(run.files)} files ({run.where(spec)})", file=out)
+    report = {
+        "config": config.to_json(),
+        "encoder": summaries[0]["encoder_info"] if summaries else {"name": args.encoder},
+        "trajectories": [{k: v for k, v in s.items() if not k.startswith("_")} for s in summaries],
+        "total": total,
+        "failures": failures,
+        "checks": {"run": bool(args.check), "problems": problems},
+        "distributed": {**run.describe(spec), "file_digests": file_digests, "corpus_digest": cdig},
+    }
+    if writer is not None:
+        report["residual_files"] = writer.written
+    return finish_run(report, args.json, done=len(summaries), failed=len(failures), problems=problems)
+
+
+def probe_steps(args: argparse.Namespace) -> DaskSteps | None:
+    """The probe's Dask steps for ``--workers``/``--scheduler`` (``None``: run here)."""
+    if not wants_cluster(args):
+        return None
+    from ..distributed.cluster import ClusterSpec
+
+    return DaskSteps(ClusterSpec(args.workers, args.scheduler), show=not args.no_progress)
+
+
+def _compact_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir, check, residuals):
+    from ..distributed.trajectories import compact_file
+
+    return compact_file(index, path, tid, fmt, encoder, device, config, run_dir, check, residuals)
+
+
+def _residual_item(index: int, path: str, tid: str, *, fmt, config, run_dir, check):
+    from ..distributed.trajectories import residual_file
+
+    return residual_file(index, path, tid, fmt, config, run_dir, check)
+
+
+def _encode_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir):
+    from ..distributed.trajectories import encode_file
+
+    return encode_file(index, path, tid, fmt, encoder, device, config, run_dir)
+
+
+def _hash_note(args: argparse.Namespace) -> None:
+    from ._compact_report import hashing_note
+
+    if str(args.encoder).lower().startswith("hash"):
+        hashing_note()
+
+
+def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
+    from ..bands import BandSettings
+    from ..distributed.cluster import cluster_client, wait_with_progress
+    from ..distributed.greedy import corpus_greedy
+    from ..distributed.shards import ShardError, ShardSet
+    from ..geometry import validate_positive_int
+
+    if args.both_orders or config.layers[0] != "l1":
+        raise LamValueError(f"--scope corpus runs L1 over the original windows; --layers must start with l1 and "
+                            f"--both-orders is not available (got --layers {','.join(config.layers)})")
+    tile = validate_positive_int(args.tile, "--tile")
+
+    def reuse(rec: dict[str, Any]) -> bool:  # a finished file whose shard fails its checksum is recomputed
+        try:
+            ShardSet.create(Path(run.run_dir) / "shards", [rec["shard"]], rec["dim"]).open(0)
+            return True
+        except ShardError as exc:
+            print(f"lam-ref compact: recomputing: {exc}", file=sys.stderr)
+            return False
+
+    with file_run(args, "compact", _settings(args, config, "corpus")) as run, cluster_client(spec) as client:
+        _hash_note(args)
+        fn = functools.partial(_encode_item, fmt=args.format, encoder=args.encoder, device=args.device,
+                               config=config, run_dir=run.run_dir)
+        errors = map_files(run, spec, fn, show=not args.no_progress, desc="encode", client=client, reuse=reuse)
+        trajs: list[dict[str, Any]] = []
+        entries, dim, encoder_info = [], None, {"name": args.encoder}
+        first_rows: dict[int, int] = {}  # file index -> global row of its first window
+        rows = 0
+        for k, _path, rec in run.records(errors):
+            if rec is None:
+                continue
+            first_rows[k] = rows
+            rows += sum(tr["chunks"] for tr in rec["trajectories"])
+            trajs.extend(rec["trajectories"])
+            dim, encoder_info = rec["dim"], rec["encoder"]
+            if rec["shard"]["rows"]:
+                entries.append(rec["shard"])
+        shards = ShardSet.create(Path(run.run_dir) / "shards", entries, dim or 1)
+        mode = "exhaustive" if config.exhaustive else "banded"
+        res = corpus_greedy(client, shards, config.threshold, mode=mode, tile=tile,
+                            settings=BandSettings(config.r, config.rel), work_dir=run.run_dir,
+                            progress=lambda futs, desc: wait_with_progress(client, futs, spec, show=not args.no_progress,
+                                                                           desc=desc))
+        residuals = _corpus_residuals(args, config, spec, client, run, res, first_rows) if args.residual_dir else None
+    failures, out = run.failures, run.out
+    start = 0
+    for tr in trajs:
+        pi = res.pi[start : start + tr["chunks"]]
+        tr["first_row"] = start
+        tr["kept_chunks"] = int((pi == start + _arange(tr["chunks"])).sum())
+        tr["merged_into_other_trajectories"] = int(((pi < start) & (pi != start + _arange(tr["chunks"]))).sum())
+        start += tr["chunks"]
+    labels = display_ids([str(tr["id"]) for tr in trajs])
+    rows = [[lab, tr["chunks"], tr["kept_chunks"], tr["merged_into_other_trajectories"]] for lab, tr in zip(labels, trajs)]
+    rows.append(["TOTAL", res.n, res.kept_count, sum(r[3] for r in rows)])
+    print(table(rows, ["trajectory", "chunks", "kept", "merged into earlier trajectories"]), file=out)
+    print(f"corpus scope ({res.mode}): {res.n} windows, {res.kept_count} kept, δ̂ {res.delta_hat:.4f} <= δ "
+          f"{res.delta:.4f}; deletion digest {res.deletion_digest}, map digest {res.map_digest} "
+          f"({where(spec)}; {run.resumed} files resumed, {run.computed} encoded)", file=out)
+    problems = [] if res.delta_hat <= res.delta or not args.check else \
+        [f"corpus scope: δ̂ = {res.delta_hat!r} exceeds δ = {res.delta!r}"]
+    if residuals is not None:
+        by_key = {(tr["id"], tr["path"], tr["first_row"]): tr for tr in trajs}
+        for e in residuals["summaries"]:
+            by_key[(e["id"], e["path"], e["first_row"])].update({k: v for k, v in e.items() if k not in ("id", "path")})
+        problems += residuals["problems"]
+        tot = residuals["total"]
+        print(f"residuals: {len(residuals['written'])} trajectories written to {args.residual_dir}; removal net "
+              f"{tot['removal_net']:.2%}, gross {tot['removal_gross']:.2%} of {tot['tokens_original']} tokens "
+              f"(L1 over the corpus, then {'L0 within each trajectory' if 'l0' in config.layers else 'no L0'})",
+              file=out)
+    if failures:
+        print(f"lam-ref compact: {len(failures)} of {len(failures) + len(trajs)} inputs failed", file=sys.stderr)
+    for prob in problems:
+        print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
+    if args.json:
+        summary = res.to_json()
+        report = {"config": config.to_json(), "encoder": encoder_info, "scope": "corpus", "trajectories": trajs,
+                  "total": summary, "failures": failures, "checks": {"run": bool(args.check), "problems": problems},
+                  "distributed": run.describe(spec)}
+        if residuals is not None:
+            report["residual_total"] = residuals["total"]
+            report["residual_files"] = residuals["written"]
+        write_json(report, args.json)
+    if not trajs and not failures:
+        print("lam-ref compact: no trajectories found", file=sys.stderr)
+        return 1
+    return 1 if (failures or problems) else 0
+
+
+def _corpus_residuals(args: argparse.Namespace, config: Any, spec: Any, client: Any, run: FileRun, res: Any,
+                      first_rows: dict[int, int]) -> dict[str, Any]:
+    """The corpus scope's second pass (``--residual-dir``): the global map and each file's first row
+    are saved in the run folder, one task per file writes its trajectories' residuals and audit
+    stores (:func:`lam_ref.distributed.trajectories.residual_file`), and the driver names them in
+    input order as the per-trajectory scope does."""
+    import numpy as np
+
+    from .._io import atomic_write
+    from ..distributed.trajectories import MAP_DIR, _failure, read_file_output
+    from ..metrics import corpus_removal
+    from ..text.residuals import ResidualWriter
+
+    mdir = Path(run.run_dir) / MAP_DIR
+    mdir.mkdir(exist_ok=True)
+    starts = np.full(len(run.files), -1, np.int64)
+    for k, row in first_rows.items():
+        starts[k] = row
+    for name, arr in (("pi", res.pi), ("distances", res.distances), ("first_rows", starts)):
+        atomic_write(mdir / f"{name}.npy", lambda fh, a=arr: np.save(fh, np.ascontiguousarray(a)))
+    fn = functools.partial(_residual_item, fmt=args.format, config=config, run_dir=run.run_dir, check=bool(args.check))
+    errors = map_files(run, spec, fn, show=not args.no_progress, desc="residuals", client=client, kind="residuals",
+                       only=set(first_rows))
+    writer = ResidualWriter(args.residual_dir)
+    summaries, problems = [], []
+    for k, (path, _) in enumerate(run.files):
+        if k not in first_rows:
+            continue
+        rec = read_file_output(run.run_dir, k, path, "residuals")
+        if rec is None:
+            run.fail(_failure(path, "residuals: " + errors.get(k, "no output was produced")))
+            continue
+        for f in rec["failures"]:
+            run.fail(f)
+        row = first_rows[k]
+        first = read_file_output(run.run_dir, k, path)
+        starts_of = {}
+        for tr in first["trajectories"] if first is not None else []:
+            starts_of.setdefault((tr["id"], tr["path"]), row)
+            row += tr["chunks"]
+        for e in rec["summaries"]:
+            e["first_row"] = starts_of[(e["id"], e["path"])]
+        names = writer.place(Path(run.run_dir) / "stage" / f"{k:07d}", rec["summaries"], rec["staged"])
+        for e, name in zip(rec["summaries"], names):
+            e["residual"] = name
+        summaries.extend(rec["summaries"])
+        problems.extend(rec["problems"])
+    rem = corpus_removal([e["tokens_original"] for e in summaries], [e["tokens_residual_net"] for e in summaries],
+                         [e["tokens_residual_gross"] for e in summaries])
+    total = {"trajectories": len(summaries), "tokens_original": rem.original_tokens,
+             "tokens_residual_net": rem.residual_tokens, "tokens_residual_gross": rem.residual_tokens_without_stubs,
+             "removal_net": rem.net, "removal_gross": rem.gross}
+    return {"summaries": summaries, "problems": problems, "written": writer.written, "total": total}
+
+
+def _arange(n: int):
+    import numpy as np
+
+    return np.arange(n, dtype=np.int64)
+
+
+def run_substitute(args: argparse.Namespace) -> int:
+    """``lam-ref substitute X.npy --workers N``: the corpus-scope greedy over the rows of ``X``
+    (``--exhaustive``/``--oracle``: exact; default: banded), equal to the serial command."""
+    import numpy as np
+
+    from ..bands import BandSettings
+    from ..digest import fmt17
+    from ..distributed.cluster import ClusterSpec, cluster_client, wait_with_progress
+    from ..distributed.greedy import corpus_greedy
+    from ..distributed.shards import write_shards
+    from ..geometry import validate_embeddings, validate_positive_int
+
+    spec = ClusterSpec(args.workers, args.scheduler)
+    tile = validate_positive_int(args.tile, "--tile")
+    settings = BandSettings(r=args.r, rel=args.rel)
+    e = validate_embeddings(load_embeddings(args.embeddings), normalize=args.normalize)
+    mode = "exhaustive" if (args.exhaustive or args.oracle) else "banded"
+    with tempfile.TemporaryDirectory(prefix="lam-ref-shards-") as d:
+        shards = write_shards(e, d, tile)
+        del e
+        with cluster_client(spec) as client:
+            res = corpus_greedy(client, shards, args.threshold, mode=mode, tile=tile, settings=settings, work_dir=d,
+                                progress=lambda futs, desc: wait_with_progress(client, futs, spec, show=True, desc=desc))
+    if args.map_out:
+        np.save(args.map_out, res.pi)
+    total = res.n * (res.n - 1) // 2
+    if args.json != "-":
+        rate = f"{100 * res.candidates / total:.2f}%" if total else "0.00%"
+        rows = [[res.mode, res.n, res.kept_count, res.n - res.kept_count, f"{res.delta:.4f}", fmt17(res.delta_hat),
+                 rate, res.deletion_digest, res.map_digest]]
+        print(table(rows, ["mode", "N", "kept", "deleted", "δ", "δ̂", "pairs verified", "deletion digest", "map digest"]))
+        print(f"{where(spec)}; {res.tasks} tasks, {res.edges} within-δ pairs, {res.n - res.unique_rows} identical rows folded")
+    if args.json:
+        obj = res.to_json()
+        if res.n <= 10_000:
+            obj["pi"] = res.pi.tolist()
+        write_json(obj, args.json)
+    return 0

@@ -1,0 +1,251 @@
+"""The residual directory: what ``lam-ref compact --residual-dir`` writes and ``lam-ref restore``
+reads (SPEC §8: "nothing is lost, only moved"; paper §2.3).
+
+Per trajectory, under a name from :func:`safe_name` (``~2``, ``~3``, ... for a name already used
+in the run):
+
+* ``<name>.residual.jsonl``: the residual records, one JSON object per line;
+* ``<name>.audit.json``: the audit store (:class:`lam_ref.text.audit.AuditStore`);
+* with ``--residual-format native``, ``<name>.native.<suffix>``: the residual in the input's own
+  format (:mod:`lam_ref.text.native`).
+
+:class:`ResidualWriter` writes the folder (serially, or placing the files a Dask task staged),
+:func:`restore_one` reads one trajectory back, and :func:`result_problems` /
+:func:`written_problems` are the checks of ``--check`` (in memory, and on the files as written).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._io import atomic_write, write_jsonl
+from ..geometry import LamValueError
+from .audit import AuditError, AuditStore
+from .native import native_records, write_native
+
+if TYPE_CHECKING:
+    from .pipeline import CompactionResult, MappedResidual
+
+__all__ = ["AUDIT_SUFFIX", "NATIVE_TAG", "RESIDUAL_SUFFIX", "ResidualWriter", "audit_files", "native_file",
+           "native_name", "restore_one", "result_problems", "safe_name", "write_native_original", "written_problems"]
+
+#: The file names `lam-ref compact --residual-dir` writes per trajectory (``<name><suffix>``).
+AUDIT_SUFFIX = ".audit.json"
+RESIDUAL_SUFFIX = ".residual.jsonl"
+#: ``<name>.native.<format suffix>``: the residual in the input's format (``--residual-format native``).
+NATIVE_TAG = ".native"
+_NATIVE_SUFFIXES = (".traj.json", ".traj", ".jsonl", ".json")
+
+
+def safe_name(traj_id: str) -> str:
+    """A file name for a trajectory id (path separators and odd characters replaced).
+
+    Examples:
+        >>> safe_name("runs/astropy__astropy-12907:1")
+        'runs__astropy__astropy-12907__1'
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "__", traj_id).strip("_") or "trajectory"
+
+
+def native_name(path: Path) -> str | None:
+    """``<name>`` of a ``<name>.native.<suffix>`` file, else ``None``."""
+    low = path.name.lower()
+    for suf in _NATIVE_SUFFIXES:
+        tail = NATIVE_TAG + suf
+        if low.endswith(tail) and len(low) > len(tail):
+            return path.name[: -len(tail)]
+    return None
+
+
+def native_file(audit_path: Path) -> Path | None:
+    """The native residual beside an audit store (``<name>.native.<suffix>``), if there is one."""
+    name = audit_path.name[: -len(AUDIT_SUFFIX)]
+    for suf in _NATIVE_SUFFIXES:
+        p = audit_path.with_name(name + NATIVE_TAG + suf)
+        if p.is_file():
+            return p
+    return None
+
+
+def audit_files(paths: list[str], native: bool = False) -> list[tuple[Path, Path | None]]:
+    """``(audit store, native residual or None)`` for the ``PATH`` arguments: folders (searched
+    non-recursively for ``*.audit.json``), audit stores, or native residual files (paired with the
+    ``<name>.audit.json`` beside them). With ``native`` every audit store is paired with its native
+    residual, which must exist."""
+    out: list[tuple[Path, Path | None]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.glob(f"*{AUDIT_SUFFIX}"))
+            if not found:
+                raise LamValueError(f"{raw}: holds no *{AUDIT_SUFFIX} files (a --residual-dir of lam-ref compact)")
+            out.extend((f, None) for f in found)
+        elif p.is_file():
+            name = native_name(p)
+            if name is not None:
+                audit = p.with_name(name + AUDIT_SUFFIX)
+                if not audit.is_file():
+                    raise LamValueError(f"{raw}: native residual without its audit store {audit.name!r} beside it")
+                out.append((audit, p))
+            elif p.name.endswith(AUDIT_SUFFIX):
+                out.append((p, None))
+            else:
+                raise LamValueError(f"{raw}: is neither an audit store (*{AUDIT_SUFFIX}) nor a native residual "
+                                    f"(*{NATIVE_TAG}.traj, .traj.json, .json or .jsonl)")
+        else:
+            raise LamValueError(f"{raw}: does not exist")
+    if native:
+        paired = []
+        for audit, nat in out:
+            nat = nat or native_file(audit)
+            if nat is None:
+                raise LamValueError(f"{audit}: --residual-format native, but no {NATIVE_TAG}.<suffix> residual beside "
+                                    "it (written by lam-ref compact --residual-format native)")
+            paired.append((audit, nat))
+        out = paired
+    return out
+
+
+def _read_jsonl_residual(residual_path: Path) -> list[Any]:
+    try:
+        text = residual_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AuditError(f"{str(residual_path)!r} cannot be read: {exc}") from exc
+    residual = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        try:
+            residual.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise AuditError(f"{str(residual_path)!r}: line {n}: invalid JSON at column {exc.colno}: {exc.msg}") from exc
+    return residual
+
+
+def restore_one(audit_path: Path, native: Path | None = None) -> tuple[list[dict[str, Any]], AuditStore]:
+    """The original records of one trajectory from its audit store and its residual: the JSONL
+    residual beside it, or the native residual ``native`` (read by its format's loader)."""
+    name = audit_path.name[: -len(AUDIT_SUFFIX)]
+    store = AuditStore.load(audit_path)
+    if native is None:
+        residual_path = audit_path.with_name(name + RESIDUAL_SUFFIX)
+        if not residual_path.is_file():
+            raise LamValueError(f"{str(audit_path)!r} has no residual file {residual_path.name!r} beside it")
+        residual = _read_jsonl_residual(residual_path)
+    else:
+        residual_path = native
+        sources = None if store.meta is None else [m[2] for m in store.meta]
+        residual = native_records(native, sources)[1]
+    try:
+        return store.restore_records(residual), store
+    except AuditError as exc:
+        raise AuditError(f"{str(residual_path)!r}: {exc}") from exc
+
+
+def write_native_original(out_dir: Path, name: str, native: Path, records: list[dict[str, Any]]) -> Path:
+    """``<name>.original.native.<suffix>`` in ``out_dir``: the native residual with every record's
+    original text back in place (the input's format; the loader of that format reads the original
+    records; the name differs from ``<name>.original.jsonl`` also for JSONL inputs)."""
+    traj = native_records(native)[0]
+    return write_native(out_dir / name, traj, [r["text"] for r in records], tag=".original.native")
+
+
+class ResidualWriter:
+    """Writes ``<name>.residual.jsonl`` and ``<name>.audit.json`` per trajectory into one folder
+    (the folder exists: the command checked or created it), and with ``native`` also
+    ``<name>.native.<suffix>``, the residual in the input's own format (:mod:`lam_ref.text.native`).
+
+    Names come from :func:`safe_name`; a name already used in this run gets ``~2``, ``~3``, ... so
+    two inputs with the same id (the same task in two folders) never overwrite each other's audit
+    store. :attr:`written` maps each name to its trajectory's id and source path (the JSON report
+    lists it)."""
+
+    def __init__(self, directory: str | Path, *, native: bool = False) -> None:
+        self.directory = Path(directory)
+        self.native = native
+        self.written: dict[str, dict[str, str]] = {}
+
+    def name_for(self, traj_id: str) -> str:
+        base = safe_name(traj_id)
+        name, k = base, 1
+        while name in self.written:
+            k += 1
+            name = f"{base}~{k}"
+        return name
+
+    def write(self, res: CompactionResult, name: str | None = None) -> tuple[Path, Path]:
+        """Write one trajectory's files under ``name`` (default: :meth:`name_for` its id; a Dask
+        task stages them under its own index); the residual's and the audit store's paths."""
+        name = self.name_for(res.trajectory.id) if name is None else name
+        rpath = write_jsonl(self.directory / f"{name}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
+        apath = res.audit.save(self.directory / f"{name}{AUDIT_SUFFIX}")
+        self.written[name] = {"id": res.trajectory.id, "path": res.trajectory.path,
+                              "residual": rpath.name, "audit": apath.name}
+        if self.native:
+            npath = write_native(self.directory / name, res.trajectory, res.residual_texts)
+            self.written[name]["native"] = npath.name
+        return rpath, apath
+
+    def place(self, stage: Path, summaries: list[dict[str, Any]], staged: list[int]) -> list[str]:
+        """Give the residual and audit files a task staged in ``stage`` (``<j>.residual.jsonl``,
+        ``<j>.audit.json`` for the ``staged`` indices ``j``) their final names, as :meth:`write`
+        names them, in input order; the names given (a Dask run: :mod:`lam_ref.distributed`)."""
+        names = []
+        for s, j in zip(summaries, staged):
+            name = self.name_for(str(s["id"]))
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for suffix in (RESIDUAL_SUFFIX, AUDIT_SUFFIX):
+                _copy_atomic(stage / f"{j}{suffix}", self.directory / f"{name}{suffix}")
+            self.written[name] = {"id": s["id"], "path": s["path"], "residual": f"{name}{RESIDUAL_SUFFIX}",
+                                  "audit": f"{name}{AUDIT_SUFFIX}"}
+            names.append(name)
+        return names
+
+
+def _copy_atomic(src: Path, dst: Path) -> None:
+    with open(src, "rb") as fh:
+        data = fh.read()
+    atomic_write(dst, lambda out: out.write(data))
+
+
+def result_problems(res: CompactionResult) -> list[str]:
+    """Problems found by ``--check``: ``δ̂ > δ`` (THM1), an audit round trip that fails (SPEC §8), or
+    an L2 reconstruction outside its error bound (SPEC §9)."""
+    problems = []
+    if not res.delta_hat <= res.config.delta:
+        problems.append(f"{res.trajectory.id}: δ̂ = {res.delta_hat!r} exceeds δ = {res.config.delta!r}")
+    if res.l2 is not None and not res.l2.bound_holds:
+        problems.append(f"{res.trajectory.id}: L2 max error {res.l2.max_abs_error!r} exceeds eb = {res.l2.eb!r}")
+    try:
+        restored = res.restore()
+    except LamValueError as exc:
+        problems.append(f"{res.trajectory.id}: audit round trip failed: {exc}")
+    else:
+        originals = [r.text for r in res.trajectory.records]
+        if restored != originals:
+            bad = next(i for i, (a, b) in enumerate(zip(restored, originals)) if a != b)
+            problems.append(f"{res.trajectory.id}: audit restores record {bad} wrongly")
+    return problems
+
+
+def written_problems(audit_path: Path, res: CompactionResult | MappedResidual) -> list[str]:
+    """``--check`` with ``--residual-dir``: the files as written (read back, as ``lam-ref restore``
+    reads them) give every original record, all fields, not just the in-memory round trip; from
+    the JSONL residual and, when written, from the native one (per-trajectory results and the
+    corpus scope's residuals alike)."""
+    originals = [r.to_json() for r in res.trajectory.records]
+    problems = []
+    nat = native_file(audit_path)
+    for native in (None, nat) if nat is not None else (None,):
+        what = "the written audit files" if native is None else f"the native residual {native.name}"
+        try:
+            records, _ = restore_one(audit_path, native)
+        except LamValueError as exc:
+            problems.append(f"{res.trajectory.id}: {what} do not restore: {exc}")
+            continue
+        if records != originals:
+            bad = next((i for i, (a, b) in enumerate(zip(records, originals)) if a != b),
+                       min(len(records), len(originals)))
+            problems.append(f"{res.trajectory.id}: record {bad} restored from {what} differs from the original")
+    return problems
