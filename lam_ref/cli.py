@@ -22,6 +22,7 @@ EXIT_STATUS = "Exit status: 0 ok, 1 some inputs or checks failed, 2 usage error 
 #: One example per command (and per subcommand of a group) for its ``--help``, unless the command
 #: gives its own; ``tests/test_cli_help.py`` fails for a command that has none.
 EXAMPLES: dict[str, str] = {
+    "audit": "lam-ref audit emb.npy --kept kept.npy -t 0.95 --json audit.json",
     "bands": "lam-ref bands emb.npy --threshold 0.95 --r 4 8 --rel 0.01 0.02 --normalize",
     "bench": "lam-ref bench constants --quick --out profile.json",
     "bench constants": "lam-ref bench constants --out profile.json && lam-ref model --device profile.json",
