@@ -90,6 +90,7 @@ class CheckResult:
             "spec": self.check.spec,
             "title": self.check.title,
             "parts": list(self.check.parts),
+            "profiles": list(self.check.profiles),
             "outcome": self.outcome,
             "duration_s": self.duration_s,
             "message": self.message,
