@@ -172,16 +172,16 @@ class Check:
 
     def applicable(self, impl: Any) -> str | None:
         """``None`` if the check applies to ``impl``, else the skip reason (SPEC §15)."""
+        for part in self.parts:
+            if part != "substitute" and not impl.has(part):  # substitute is required: its checks fail
+                why = impl.missing_reasons.get(part, f"no {part}")
+                return f"optional part {part!r} not provided ({why})"
         declared = getattr(impl, "profiles", None)
         if declared is not None and not set(self.profiles) & set(declared):
             return (
                 f"profile {' / '.join(self.profiles)} not declared by the implementation "
                 f"(PROFILES = {sorted(declared)}): skipped, not passed (SPEC §15.4)"
             )
-        for part in self.parts:
-            if part != "substitute" and not impl.has(part):  # substitute is required: its checks fail
-                why = impl.missing_reasons.get(part, f"no {part}")
-                return f"optional part {part!r} not provided ({why})"
         if self.complete_only and not impl.complete:
             return "implementation declares COMPLETE = False: held to soundness, not to the oracle's exact π (SPEC §15)"
         return None
