@@ -44,6 +44,34 @@ def test_walkthrough_runs_as_written(tmp_path):
             assert needle in out, f"step {body.strip()[:80]!r}: output lacks {needle!r}\n{out[-4000:]}"
 
 
+def test_generated_tables_equal_the_registry():
+    """issue 20 item 6: the check table and the profile table on docs/conformance.md are generated from the one
+    registration (the @check decorator): the page holds them verbatim (regenerate with
+    ``python -m lam_ref.conformance.registry``)."""
+    from lam_ref.conformance.profiles import markdown_table
+    from lam_ref.conformance.registry import checks_table
+
+    text = DOC.read_text(encoding="utf-8")
+    for name, table in (("checks-table", checks_table()), ("profiles-table", markdown_table(CHECKS))):
+        m = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", text, re.S)
+        assert m is not None, f"docs/conformance.md lacks the generated {name} block"
+        assert m.group(1) == table, f"docs/conformance.md's {name} differs from the registry; regenerate it:\n{table}"
+
+
+def test_check_module_names_derive_from_the_registry():
+    """``lam_ref.conformance.checks.__all__`` lists exactly the check functions that module registers, and
+    every registered check comes from a module of the registry's known list."""
+    import lam_ref.conformance.checks as checks_mod
+    from lam_ref.conformance.registry import CHECK_MODULES
+
+    mine = {c.func.__name__ for c in CHECKS if c.func.__module__ == checks_mod.__name__}
+    listed = {n for n in checks_mod.__all__ if n.startswith("check_")}
+    assert listed == mine, f"checks.__all__ {sorted(listed)} differs from its registered checks {sorted(mine)}"
+    modules = {name for name, _ in CHECK_MODULES}
+    strays = sorted({c.func.__module__ for c in CHECKS} - modules)
+    assert not strays, f"checks registered from modules outside CHECK_MODULES: {strays}"
+
+
 def test_page_lists_every_check_and_mutant():
     """The 'What is checked' table names every registered check with its claim; the mutant table names
     every shipped mutant with the claim it declares."""

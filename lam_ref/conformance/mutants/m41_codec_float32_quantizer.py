@@ -13,8 +13,9 @@ VIOLATES = "L2"
 
 class Float32Quantizer(Base):
     def quantize(self, x: np.ndarray, eb: float) -> np.ndarray:
-        y = x.astype(np.float32) * np.float32(0.5 / eb)
-        return np.rint(y).astype(np.int64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = x.astype(np.float32) * np.float32(0.5 / eb)
+            return np.rint(y).astype(np.int64)
 
 
 export(Float32Quantizer(), globals())
