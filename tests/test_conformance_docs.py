@@ -72,6 +72,23 @@ def test_check_module_names_derive_from_the_registry():
     assert not strays, f"checks registered from modules outside CHECK_MODULES: {strays}"
 
 
+def test_codec_page_worked_example_is_a_complete_vector():
+    """A12: docs/codec.md prints the whole worked stream, CRC included; those bytes are what the check
+    codec.v1_format requires, they decode to the values the page lists, and the v1 encoder writes them."""
+    import numpy as np
+
+    from lam_ref.codec import codec_decode, codec_encode
+    from lam_ref.conformance.checks_edges import HAND_DECODED, HAND_STREAM, HAND_X
+
+    page = (DOC.parent / "codec.md").read_text(encoding="utf-8")
+    m = re.search(r"`(4C535A50 [0-9A-F ]+)`", page)
+    assert m is not None and "<crc32>" not in page, "docs/codec.md must print the worked stream in full"
+    blob = bytes.fromhex(m.group(1).replace(" ", ""))
+    assert blob == HAND_STREAM, f"the page's stream {blob.hex()} differs from the check's {HAND_STREAM.hex()}"
+    assert np.array_equal(codec_decode(blob), HAND_DECODED), "the page's stream does not decode to 3, 0, 1 x30, -1, -1, 0 x6"
+    assert codec_encode(HAND_X, 0.5) == blob, "the v1 encoder does not write the page's stream"
+
+
 def test_page_lists_every_check_and_mutant():
     """The 'What is checked' table names every registered check with its claim; the mutant table names
     every shipped mutant with the claim it declares."""

@@ -568,7 +568,7 @@ def check_lines_semantics(impl: Any, ctx: Context) -> None:
 # L2 codec (SPEC §9)
 # -------------------------------------------------------------------------------------------
 def codec_slack(x: np.ndarray, y: np.ndarray, eb: float) -> np.ndarray:
-    """Allowed excess over ``eb`` per value (SPEC §9 "up to float32 rounding of the reconstruction").
+    """Allowed excess over ``eb`` per value: the one tolerance of SPEC §9.3.
 
     One float32 ulp of ``max(|x|, |y|)`` (the reconstruction's rounding, computed in float32 or
     float64) plus ``2**-50·(|x| + eb)`` for float64 roundings of the quotient and product. lam_ref's
@@ -594,7 +594,7 @@ def _roundtrip(impl: Any, x: np.ndarray, eb: float) -> tuple[bytes, np.ndarray]:
 
 @check("codec.error_bound", claim="L2", spec="§9 |x - decode(encode(x))| <= eb (+ float32 rounding)", parts=("codec",), profiles=("codec-bound", "codec-v1"), shown_to_fail_on=("m16_codec_truncation",))
 def check_codec_error_bound(impl: Any, ctx: Context) -> None:
-    """Every decoded value is within eb of the original, up to one float32 ulp of the value."""
+    """Every decoded value keeps the SPEC §9.3 bound: eb plus one float32 ulp plus a float64 term."""
 
     def body(case: Any) -> None:
         x, eb = case.x, case.eb
