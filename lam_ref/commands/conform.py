@@ -64,8 +64,8 @@ def _list() -> int:
     from ..conformance import CHECKS
     from ._common import table
 
-    rows = [[c.id, c.claim, c.spec, ", ".join(c.parts), "yes" if c.complete_only else ""] for c in CHECKS]
-    print(table(rows, ["check", "claim", "SPEC item", "parts", "COMPLETE only"]))
+    rows = [[c.id, c.claim, ", ".join(c.profiles), c.spec, ", ".join(c.parts), "yes" if c.complete_only else ""] for c in CHECKS]
+    print(table(rows, ["check", "claim", "profiles", "SPEC item", "parts", "COMPLETE only"]))
     return 0
 
 
