@@ -47,7 +47,7 @@ def test_walkthrough_runs_as_written(tmp_path):
 def test_generated_tables_equal_the_registry():
     """issue 20 item 6: the check table and the profile table on docs/conformance.md are generated from the one
     registration (the @check decorator): the page holds them verbatim (regenerate with
-    ``python -m lam_ref.conformance.registry``)."""
+    ``python -m lam_ref.conformance.registry --write docs/conformance.md``)."""
     from lam_ref.conformance.profiles import markdown_table
     from lam_ref.conformance.registry import checks_table
 

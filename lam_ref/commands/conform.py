@@ -265,8 +265,8 @@ def run(args: argparse.Namespace) -> int:
         if usage is not None:  # no implementation, an unknown profile, an import error: one line, exit 2
             raise LamValueError(str(usage.get("message")))
         held.release()
-        if rc in (2, 3, 4, 5) and finish is not None:
-            return 2
+        if status == "completed" and rc in (2, 3, 4, 5) and not any(e.get("event") == "start" for e in events):
+            return 2  # pytest refused its arguments (e.g. a bad -k expression) before any check ran
         if status == "completed" and finish is None:
             started_ids = [e.get("what") for e in events if e.get("event") == "armed"]
             last = started_ids[-1] if started_ids else None
@@ -304,6 +304,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"lam_ref conformance report written to {args.json}", file=sys.stderr)
     if status != "completed":
         return 1
-    if rc == 0 and report["summary"]["failed"] == 0 and report["summary"]["xpassed"] >= 0:
+    if rc == 0 and report["summary"]["failed"] == 0:
         return 0
     return 1 if rc in (0, 1) else 2

@@ -6,8 +6,8 @@ propagates, so a broken check module never vanishes silently), and :data:`CHECKS
 the decorator registered, in registration order. Everything else is derived from it:
 ``lam_ref.conformance.checks.__all__``, the docs tables (:func:`checks_table`,
 :func:`lam_ref.conformance.profiles.markdown_table`; ``tests/test_conformance_docs.py`` requires
-docs/conformance.md to contain them verbatim, and ``python -m lam_ref.conformance.registry``
-prints them) and ``lam-ref conform --list``.
+docs/conformance.md to contain them verbatim; ``python -m lam_ref.conformance.registry --write
+docs/conformance.md`` regenerates them) and ``lam-ref conform --list``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import importlib.util
 
 from .harness import REGISTRY, Check
 
-__all__ = ["CHECKS", "CHECK_MODULES", "checks_for_area", "checks_table", "load_checks"]
+__all__ = ["CHECKS", "CHECK_MODULES", "checks_for_area", "checks_table", "load_checks", "write_docs"]
 
 #: Modules whose ``@check`` functions make the suite, in report order; the optional ones
 #: (written by other work) are imported when present.
@@ -61,9 +61,32 @@ def checks_table(checks: list[Check] | None = None) -> str:
     return "\n".join(rows)
 
 
-if __name__ == "__main__":  # pragma: no cover - prints the generated docs tables
+def write_docs(path: str) -> bool:
+    """Replace the generated blocks (``<!-- checks-table:start -->`` ... ``:end -->`` and the
+    profiles table) of the page at ``path`` with the registry's tables; True if it changed."""
+    import re
+    from pathlib import Path
+
     from .profiles import markdown_table
 
-    print(checks_table())
-    print()
-    print(markdown_table(CHECKS))
+    page = Path(path)
+    text = page.read_text(encoding="utf-8")
+    new = text
+    for name, table in (("checks-table", checks_table()), ("profiles-table", markdown_table(CHECKS))):
+        new = re.sub(rf"(<!-- {name}:start -->\n).*?(\n<!-- {name}:end -->)", lambda m, t=table: m.group(1) + t + m.group(2), new, flags=re.S)
+    if new != text:
+        page.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":  # pragma: no cover - prints (or, with --write PAGE, rewrites) the generated docs tables
+    import sys
+
+    from .profiles import markdown_table
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--write":
+        print("updated" if write_docs(sys.argv[2]) else "unchanged", sys.argv[2])
+    else:
+        print(checks_table())
+        print()
+        print(markdown_table(CHECKS))
