@@ -2,8 +2,9 @@
 
 Each module of :mod:`lam_ref.conformance.mutants` implements SPEC §15 with one realistic bug and
 declares ``VIOLATES``. The checks run in-process on every mutant with reduced example counts
-(``scale``); a mutant is *killed* when at least one check fails and a failed check carries the
-claim ID ``VIOLATES``. The kill rate must be 100 % and is printed.
+(``scale``): the checks that name the mutant in ``shown_to_fail_on`` and those of the claim it
+violates, or all for a mutant no check names (heavy checks only where they name it); a mutant is *killed* when at least one check fails and a failed
+check carries the claim ID ``VIOLATES``. The kill rate must be 100 % and is printed.
 """
 
 from __future__ import annotations
@@ -21,10 +22,25 @@ def _short(module) -> str:
     return module.__name__.rsplit(".", 1)[1]
 
 
+def _selection(mutant) -> list[str]:
+    """The checks run on a mutant: those that name it in ``shown_to_fail_on`` (each naming is held true) and
+    every check of the claim it violates, or, for a mutant no check names, every check; heavy checks (cases
+    large by construction, seconds each on the plain skeleton) only where they name the mutant. Every
+    correct implementation runs every check (tests/test_conformance_no_false_alarms.py)."""
+    name = _short(mutant)
+    named = [c.id for c in CHECKS if name in c.shown_to_fail_on]
+    if not named:
+        return [c.id for c in CHECKS if not c.heavy]
+    return named + [c.id for c in CHECKS if c.claim == mutant.VIOLATES and not c.heavy and c.id not in named]
+
+
 @pytest.fixture(scope="module")
 def kills():
     """``{mutant: [failed CheckResult, ...]}`` for every mutant (computed once)."""
-    return {_short(m): [r for r in run_checks(m, scale=SCALE) if r.outcome == "failed"] for m in MUTANTS}
+    return {
+        _short(m): [r for r in run_checks(m, scale=SCALE, select=_selection(m)) if r.outcome == "failed"]
+        for m in MUTANTS
+    }
 
 
 def test_at_least_twelve_mutants_with_declared_bug_and_claim():
@@ -80,6 +96,17 @@ def test_every_claim_id_is_registered_or_a_documented_spec_item():
     known = set(registry()) | set(SPEC_ITEM_IDS)
     unknown = sorted({c.claim for c in CHECKS} - known)
     assert not unknown, f"checks name claims that are neither registered nor SPEC items: {unknown}"
+
+
+def test_mutant_profiles_are_what_they_claim():
+    """A mutant that declares PROFILES is checked against those profiles only (SPEC §15.4); the byte-exact
+    profiles' mutants declare the profile whose checks kill them."""
+    for m in MUTANTS:
+        name = _short(m)
+        declared = getattr(m, "PROFILES", None)
+        for c in CHECKS:
+            if name in c.shown_to_fail_on and declared is not None:
+                assert set(c.profiles) & set(declared), f"{name} is said to be killed by {c.id} ({c.profiles}) but declares {declared}"
 
 
 def test_every_check_kills_some_mutant():
