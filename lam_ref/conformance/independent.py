@@ -180,6 +180,8 @@ def codec_encode(x: Any, eb: float) -> bytes:
     q = np.rint(arr.astype(np.float64) / (2.0 * float(eb)))
     if q.size and float(np.max(np.abs(q))) >= 2.0**62:
         raise ValueError(f"eb = {eb!r} is too small for values of this size")
+    if q.size and float(np.max(np.abs(q))) * 2.0 * float(eb) > float(np.finfo(np.float32).max):
+        raise ValueError(f"eb = {eb!r}: a reconstruction q*2eb would leave the float32 range (SPEC §9.3 refuses it)")
     payload = bytearray()
     codes = q.astype(np.int64).tolist()
     for start in range(0, len(codes), _BLOCK):

@@ -219,12 +219,28 @@ def _pick(vec: dict[str, Any], outcome: Any, key: Any, where: str) -> str | None
     return f"{where}: output differs from the expected one{more}: {detail}"
 
 
+def _unsound(pi: list[int], e: np.ndarray, t: float, where: str) -> str | None:
+    """Why ``pi`` is not a δ-substitution of ``e`` (Definition 1), or ``None``: the whole contract an
+    implementation declaring ``COMPLETE = False`` is held to (SPEC §15: sound, not necessarily the
+    oracle). Distances in float64 coordinate form; the vectors keep non-exact pairs out of the tie band."""
+    rows = np.asarray(e, dtype=np.float64).reshape(len(pi), -1) if pi else np.zeros((0, 0))
+    d2 = 2.0 - 2.0 * float(t)
+    for i, p in enumerate(pi):
+        if not 0 <= p <= i or pi[p] != p:
+            return f"{where}: π[{i}] = {p} is not a valid map (π[i] <= i, π[π[i]] = π[i])"
+        if p != i and float(np.sum((rows[i] - rows[p]) ** 2)) > d2:
+            return f"{where}: π[{i}] = {p} merges a pair farther than δ (unsound)"
+    return None
+
+
 def _op_substitute(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | None:
     inp = vec["input"]
     e = decode_embeddings(inp["embeddings"], "input.embeddings")
     t = decode_scalar(inp["t"], "input.t")
     status, out = _call(lambda: impl.substitute(e, t))
     outcome = _REJECTED if status == _REJECTED else _as_ints(out, e.shape[0] if e.ndim else 0, "substitute")
+    if not getattr(impl, "complete", True) and vec["result"] != "invalid" and outcome != _REJECTED:
+        return _unsound(outcome, e, t, "substitute (COMPLETE = False: held to soundness)")
     return _pick(vec, outcome, lambda w: decode_ints(w["pi"], "expected.pi").tolist(), "substitute")
 
 
@@ -273,7 +289,23 @@ def _op_session(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | No
         return None if first and first[0] == _REJECTED else f"OnlineSession(t = {t!r}) and its first admit accepted a bad threshold"
     if status == _REJECTED:
         return f"OnlineSession(t = {t!r}) refused a valid threshold"
-    return _compare_turns(vec, _turn_outcomes(session, turns), "session")
+    outcome = _turn_outcomes(session, turns)
+    if not getattr(impl, "complete", True):
+        # COMPLETE = False: the refusals must be the expected ones; the accepted turns together
+        # must form a δ-substitution of the rows they admitted (SPEC §15).
+        want = _turns_key(vec["expected"])
+        rows, pis = [], []
+        for k, (got, exp) in enumerate(zip(outcome, want)):
+            if (got == _REJECTED) != (exp == _REJECTED):
+                return f"session: turn {k}: {'refused' if got == _REJECTED else 'accepted'}, expected the opposite"
+            if got != _REJECTED and got:
+                rows.append(np.asarray(turns[k], dtype=np.float64).reshape(len(got), -1))
+                pis.extend(got)
+        if len(outcome) != len(want):
+            return f"session: {len(outcome)} turns answered, expected {len(want)}"
+        e = np.concatenate(rows) if rows else np.zeros((0, 0))
+        return _unsound(pis, e, t, "session (COMPLETE = False: held to soundness)")
+    return _compare_turns(vec, outcome, "session")
 
 
 def _op_dedup_lines(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | None:
