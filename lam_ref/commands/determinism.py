@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import determinism as det
 from ..distributed.cli import add_cluster_options, probe_steps
 from ..geometry import LamValueError
-from ._common import table, validate_output_file, write_json
+from ._common import RunProgress, add_progress, table, validate_output_file, write_json
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     pr = dsub.add_parser("probe", help="encode at several batch sizes, record digests, margins, jitter, at-risk decisions")
     pr.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
-    pr.add_argument("--out", required=True, metavar="REPORT.json", help="write the report here (atomically)")
+    pr.add_argument("--json", metavar="OUT", help="write the report here (atomically; required)")
+    pr.add_argument("--out", dest="out_deprecated", metavar="OUT", help=argparse.SUPPRESS)  # deprecated alias of --json
     pr.add_argument("--encoder", default="all-MiniLM-L6-v2",
                     help="all-MiniLM-L6-v2 (default), a sentence-transformers name or local folder, or hash")
     pr.add_argument("--batch-sizes", default=",".join(map(str, det.DEFAULT_BATCH_SIZES)),
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pr.add_argument("--scope", default="trajectory", help="trajectory (default: matching within a trajectory) or corpus")
     pr.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
     pr.add_argument("--format", default=None, help="loader (default: detect per file)")
-    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress(pr)
     add_cluster_options(pr, resume=False, tile=False)
     pr.set_defaults(func=run_probe)
 
@@ -82,10 +83,23 @@ def _int(text: str | None, name: str) -> int | None:
         raise LamValueError(f"{name} must be a positive integer, got {text!r}") from None
 
 
+def _probe_output(args: argparse.Namespace) -> str:
+    """``--json OUT`` (``--out`` is its deprecated alias); one of them, a regular file path."""
+    if args.json and args.out_deprecated and args.json != args.out_deprecated:
+        raise LamValueError(f"--json {args.json!r} and --out {args.out_deprecated!r}: give one (--out is the former name of --json)")
+    out = args.json or args.out_deprecated
+    if not out:
+        raise LamValueError("--json OUT: give the report's path")
+    if out == "-":
+        raise LamValueError("--json -: the probe's report is written to a file; give a path")
+    validate_output_file(out, "--json")
+    if Path(out).exists() and not Path(out).is_file():
+        raise LamValueError(f"--json {out!r} is not a regular file")
+    return out
+
+
 def run_probe(args: argparse.Namespace) -> int:
-    validate_output_file(args.out, "--out")
-    if Path(args.out).exists() and not Path(args.out).is_file():
-        raise LamValueError(f"--out {args.out!r} is not a regular file")
+    args.out = _probe_output(args)
     steps = probe_steps(args)  # --workers/--scheduler: the steps as Dask tasks (docs/scale.md)
     try:
         report = _probe(args, steps)
@@ -112,23 +126,34 @@ def run_probe(args: argparse.Namespace) -> int:
 
 
 def _probe(args: argparse.Namespace, steps: object) -> dict:
-    return det.probe(
-        args.paths,
-        encoder=args.encoder,
-        batch_sizes=_split(args.batch_sizes, "--batch-sizes"),
-        thresholds=_split(args.thresholds, "--thresholds"),
-        dtype=args.dtype,
-        threads=_int(args.threads, "--threads"),
-        device=args.device,
-        layers=_split(args.layers, "--layers"),
-        jitter_bound=_float(args.jitter, "--jitter"),
-        reference_batch_size=_int(args.reference_batch_size, "--reference-batch-size"),
-        scope=args.scope,
-        window=args.window,
-        fmt=args.format,
-        progress=not args.no_progress,
-        steps=steps,
-    )
+    batch_sizes = _split(args.batch_sizes, "--batch-sizes")
+    thresholds = _split(args.thresholds, "--thresholds")
+    layers = _split(args.layers, "--layers")
+    bar = None
+    if steps is None and not args.no_progress:
+        total = det.probing.probe_steps_total(len(batch_sizes), len(thresholds), layers)
+        bar = RunProgress(total, desc="determinism probe", unit="step")
+    try:
+        return det.probe(
+            args.paths,
+            encoder=args.encoder,
+            batch_sizes=batch_sizes,
+            thresholds=thresholds,
+            dtype=args.dtype,
+            threads=_int(args.threads, "--threads"),
+            device=args.device,
+            layers=layers,
+            jitter_bound=_float(args.jitter, "--jitter"),
+            reference_batch_size=_int(args.reference_batch_size, "--reference-batch-size"),
+            scope=args.scope,
+            window=args.window,
+            fmt=args.format,
+            progress=None if bar is None else (lambda label, windows: bar.advance(1, windows=windows)),
+            steps=steps,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def run_compare(args: argparse.Namespace) -> int:
