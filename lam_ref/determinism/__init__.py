@@ -15,7 +15,7 @@ batch sizes, threads, precisions, devices, CPU kernels and machines (docs/determ
 | :mod:`~lam_ref.determinism.probing` | :func:`probe`: the report of one process |
 | :mod:`~lam_ref.determinism.report` | the report schema (``lam_ref.determinism.report``), :func:`load_report`, :func:`compare` |
 | :mod:`~lam_ref.determinism.kernels` | the CPU kernel configurations one machine can emulate (OpenBLAS core types, numpy SIMD, torch CPU capability) |
-| :mod:`~lam_ref.determinism.matrix` | :func:`run_matrix`: one probe per kernel configuration in fresh processes, and the verdict over all |
+| :mod:`~lam_ref.determinism.matrix` | :func:`~lam_ref.determinism.matrix.run_matrix`: one probe per kernel configuration in fresh processes, and the verdict over all |
 
 Every name below is importable from ``lam_ref.determinism`` as before the split into modules
 (``from lam_ref.determinism import probe, compare, decision_margins``), as well as from its

@@ -16,7 +16,7 @@ The math of docs/determinism.md ("The stability lemma"), on embedding matrices o
   decision that differs between two runs is always at risk for the jitter between them.
 
 This module imports numpy and :mod:`lam_ref.geometry` only: no encoder, no torch, no subprocess
-(``tests/test_determinism_package.py`` checks it in a fresh interpreter and on the source).
+(``determinism/test_package.py`` checks it in a fresh interpreter and on the source).
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ __all__ = [
     "InlineSteps",
     "device_kwargs",
     "greedy_map",
+    "check_options",
     "probe",
     "probe_steps_total",
 ]
@@ -235,6 +236,31 @@ def probe_steps_total(batch_sizes: int, thresholds: int, layers: Sequence[str] =
     return batch_sizes * (1 + (thresholds if "l1" in layers else 0))
 
 
+def check_options(batch_sizes: Sequence[Any] = DEFAULT_BATCH_SIZES, thresholds: Sequence[Any] = DEFAULT_THRESHOLDS,
+                  dtype: str = "float32", threads: int | None = None, device: str = "cpu", layers: Sequence[str] = LAYERS,
+                  jitter_bound: float | None = None, reference_batch_size: int | None = None,
+                  **_ignored: Any) -> tuple[list[int], list[float], str, int | None, tuple[str, ...], int]:
+    """The probe's options checked and parsed, before anything loads: ``(batch sizes, thresholds,
+    device, threads, layers, reference batch size)``; :class:`LamValueError` naming the first bad one."""
+    bss = _parse_list(batch_sizes, "batch sizes", _batch)
+    ts = _parse_list(thresholds, "thresholds", _threshold)
+    if dtype not in DTYPES:
+        raise LamValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    device = validate_device(device)
+    if threads is not None:
+        threads = validate_positive_int(threads, "threads")
+    lay = tuple(layers)
+    if not lay or any(x not in LAYERS for x in lay) or len(set(lay)) != len(lay):
+        raise LamValueError(f"layers must be a non-empty subset of {','.join(LAYERS)}, got {','.join(map(str, lay))!r}")
+    if jitter_bound is not None:
+        risk_bound(jitter_bound)
+    ref = REFERENCE_BATCH_SIZE if reference_batch_size is None and REFERENCE_BATCH_SIZE in bss else reference_batch_size
+    ref = bss[0] if ref is None else _batch(ref)
+    if ref not in bss:
+        raise LamValueError(f"reference batch size {ref} is not among the batch sizes {bss}")
+    return bss, ts, device, threads, lay, ref
+
+
 def probe(
     paths: Sequence[str],
     *,
@@ -285,22 +311,8 @@ def probe(
     Raises:
         LamValueError: any bad argument (checked before the encoder loads) or input file.
     """
-    bss = _parse_list(batch_sizes, "batch sizes", _batch)
-    ts = _parse_list(thresholds, "thresholds", _threshold)
-    if dtype not in DTYPES:
-        raise LamValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    device = validate_device(device)
-    if threads is not None:
-        threads = validate_positive_int(threads, "threads")
-    lay = tuple(layers)
-    if not lay or any(x not in LAYERS for x in lay) or len(set(lay)) != len(lay):
-        raise LamValueError(f"layers must be a non-empty subset of {','.join(LAYERS)}, got {','.join(map(str, lay))!r}")
-    if jitter_bound is not None:
-        risk_bound(jitter_bound)
-    ref = REFERENCE_BATCH_SIZE if reference_batch_size is None and REFERENCE_BATCH_SIZE in bss else reference_batch_size
-    ref = bss[0] if ref is None else _batch(ref)
-    if ref not in bss:
-        raise LamValueError(f"reference batch size {ref} is not among the batch sizes {bss}")
+    bss, ts, device, threads, lay, ref = check_options(batch_sizes, thresholds, dtype, threads, device, layers,
+                                                       jitter_bound, reference_batch_size)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     corpus = load_corpus(paths, window=window, fmt=fmt, scope=scope)

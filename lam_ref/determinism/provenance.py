@@ -13,7 +13,7 @@ absolute path: library files are named by their base name.
 
 ``subprocess`` is imported inside the two functions that run a program (``git``,
 ``nvidia-smi``), so that importing :mod:`lam_ref.determinism` starts no process and loads no
-``subprocess`` module (``tests/test_determinism_package.py``).
+``subprocess`` module (``determinism/test_package.py``).
 """
 
 from __future__ import annotations
