@@ -17,9 +17,9 @@ OpenBLAS's ``Haswell`` kernels; the default runs ``SkylakeX`` on an AVX-512 CPU)
 same. What actually runs is read in a fresh process (:func:`effective`, through threadpoolctl and
 :func:`lam_ref.determinism.provenance.kernel_config`), not assumed from the request.
 
-``python -m lam_ref.determinism.kernels [--configs A,B] [--] PYTEST-ARGS`` runs pytest once per
-distinct configuration and prints one line each (``make portability``); without pytest arguments
-it only prints the plan.
+``python -m lam_ref.determinism.kernels [--configs A,B] -- [PYTEST-ARGS]`` runs pytest once per
+distinct configuration and prints one line each (``make portability``; ``--`` alone: the whole
+suite); without ``--`` and arguments it only prints the plan.
 """
 
 from __future__ import annotations
@@ -302,10 +302,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             timeout = float(args[1])
         args = args[2:]
-    if args and args[0] == "--":
+    run = bool(args) and args[0] == "--"  # ``--`` with nothing after it: the whole suite
+    if run:
         args = args[1:]
     try:
-        if not args:
+        if not args and not run:
             for line in plan_lines(plan(names)):
                 print(line)
             return 0
