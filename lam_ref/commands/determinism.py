@@ -74,6 +74,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     help="comma-separated kernel configurations (default: all; lam-ref determinism matrix --list)")
     mx.add_argument("--list", action="store_true", help="only print the configurations and what runs on this CPU")
     mx.add_argument("--keep-embeddings", action="store_true", help="keep DIR/embeddings/<configuration>.npz")
+    mx.add_argument("--resume", action="store_true",
+                    help="reuse the reports and embeddings an interrupted run left in DIR (needs --keep-embeddings)")
     mx.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per configuration (default none)")
     _add_probe_options(mx, device=False)
     add_progress(mx)
@@ -164,16 +166,20 @@ def run_probe(args: argparse.Namespace) -> int:
 
 def _probe(args: argparse.Namespace, steps: object) -> dict:
     opts = _probe_kwargs(args)
-    bar = None
-    if steps is None and not args.no_progress:
-        total = det.probing.probe_steps_total(len(opts["batch_sizes"]), len(opts["thresholds"]), opts["layers"])
-        bar = RunProgress(total, desc="determinism probe", unit="step")
+    bar: list[RunProgress] = []  # drawn at the first finished step: an input error prints only its one line
+
+    def tick(label: str, windows: int) -> None:
+        if not bar:
+            total = det.probing.probe_steps_total(len(opts["batch_sizes"]), len(opts["thresholds"]), opts["layers"])
+            bar.append(RunProgress(total, desc="determinism probe", unit="step"))
+        bar[0].advance(1, windows=windows)
+
     try:
         return det.probe(args.paths, device=args.device, steps=steps, **opts,
-                         progress=None if bar is None else (lambda label, windows: bar.advance(1, windows=windows)))
+                         progress=None if steps is not None or args.no_progress else tick)
     finally:
-        if bar is not None:
-            bar.close()
+        if bar:
+            bar[0].close()
 
 
 def _probe_kwargs(args: argparse.Namespace) -> dict:
@@ -210,7 +216,7 @@ def run_matrix(args: argparse.Namespace) -> int:
     echo = None if args.no_progress else (lambda line: print(f"lam-ref determinism matrix: {line}", file=sys.stderr, flush=True))
     t0 = time.perf_counter()
     summary = _run(args.paths, args.out, configs=names, options=opts, keep_embeddings=args.keep_embeddings,
-                   timeout=args.timeout, echo=echo)
+                   timeout=args.timeout, echo=echo, resume=args.resume)
     rows = []
     for r in summary["configurations"]:
         state = {"run": "ran", "same": f"same as {r['same_as']}", "skipped": "skipped", "failed": "FAILED"}[r["status"]]

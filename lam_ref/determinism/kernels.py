@@ -212,11 +212,13 @@ def plan(names: Sequence[str] | None = None, *, dedupe: bool = True) -> list[Pla
             continue
         asks_torch = "ATEN_CPU_CAPABILITY" in cfg.env
         try:
-            k = effective(cfg, torch=asks_torch or default_torch is None)
-            if not asks_torch and default_torch is not None:
-                k["torch"] = default_torch[0]  # torch's choice does not depend on the other libraries' variables
-            elif not asks_torch:
+            # torch's choice depends on ATEN_CPU_CAPABILITY only: read it for the default and the torch
+            # configurations, and spare the others the import of torch
+            k = effective(cfg, torch=asks_torch or name == "default")
+            if name == "default":
                 default_torch = (k["torch"],)
+            elif not asks_torch and default_torch is not None:
+                k["torch"] = default_torch[0]
         except (LamValueError, subprocess.TimeoutExpired, ValueError) as exc:
             out.append(PlannedConfig(name, cfg, "skipped", f"cannot start a process under it: {exc}"))
             continue

@@ -55,6 +55,20 @@ def worker(spec_path: str) -> int:
     return 0
 
 
+def _run_one(name: str, spec_file: Path, env: dict[str, str], timeout: float | None, say: Any,
+             kernels: str) -> tuple[int, str, float]:
+    """One configuration's probe in a fresh process: ``(exit status, stderr, wall seconds)``."""
+    say(f"{name}: probing ({kernels})")
+    t0 = time.perf_counter()
+    try:
+        res = subprocess.run([sys.executable, "-m", "lam_ref.determinism.matrix", "--worker", str(spec_file)],
+                             env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        rc, err = res.returncode, res.stderr
+    except subprocess.TimeoutExpired:
+        rc, err = 124, f"timed out after {timeout} s"
+    return rc, err, round(time.perf_counter() - t0, 1)
+
+
 def _min_margin(doc: dict[str, Any]) -> float | None:
     vals = [r["margin"]["min_sq"] for r in doc["runs"] if r["margin"]["min_sq"] is not None]
     return min(vals) if vals else None
@@ -62,7 +76,7 @@ def _min_margin(doc: dict[str, Any]) -> float | None:
 
 def run_matrix(paths: Sequence[str], out_dir: str | os.PathLike[str], *, configs: Sequence[str] | None = None,
                options: dict[str, Any] | None = None, keep_embeddings: bool = False, timeout: float | None = None,
-               echo: Any = None) -> dict[str, Any]:
+               echo: Any = None, resume: bool = False) -> dict[str, Any]:
     """Probe ``paths`` once per runnable kernel configuration; the summary (also written to ``DIR/matrix.json``).
 
     Args:
@@ -73,6 +87,8 @@ def run_matrix(paths: Sequence[str], out_dir: str | os.PathLike[str], *, configs
             thresholds, encoder, ...; not ``device``: the matrix varies CPU kernels).
         keep_embeddings: also keep ``DIR/embeddings/<configuration>.npz``.
         timeout: seconds per configuration (``None``: no limit).
+        resume: reuse ``DIR/<configuration>.json`` and ``DIR/embeddings/<configuration>.npz`` left by
+            an earlier run with ``keep_embeddings`` (same input and options; checked by the verdict).
         echo: called with each progress line (``None``: silent).
 
     Returns:
@@ -87,6 +103,8 @@ def run_matrix(paths: Sequence[str], out_dir: str | os.PathLike[str], *, configs
     say = echo or (lambda line: None)
     planned = plan(configs)
     tmp = tempfile.TemporaryDirectory(prefix="lam-matrix-")
+    if resume and not keep_embeddings:
+        raise LamValueError("--resume needs --keep-embeddings (the embeddings of earlier runs are kept only then)")
     emb_dir = out / "embeddings" if keep_embeddings else Path(tmp.name)
     emb_dir.mkdir(exist_ok=True)
     rows: list[dict[str, Any]] = []
@@ -108,15 +126,12 @@ def run_matrix(paths: Sequence[str], out_dir: str | os.PathLike[str], *, configs
             spec_file.write_text(json.dumps(spec), encoding="utf-8")
             env = config_env(p.config)
             row["env"] = spec["env"]
-            say(f"{p.name}: probing ({p.kernels_text()})")
-            t0 = time.perf_counter()
-            try:
-                res = subprocess.run([sys.executable, "-m", "lam_ref.determinism.matrix", "--worker", str(spec_file)],
-                                     env=env, capture_output=True, text=True, timeout=timeout, check=False)
-                rc, err = res.returncode, res.stderr
-            except subprocess.TimeoutExpired:
-                rc, err = 124, f"timed out after {timeout} s"
-            row["wall_s"] = round(time.perf_counter() - t0, 1)
+            resumed = resume and report.is_file() and emb.is_file()
+            if resumed:
+                rc, err = 0, ""
+                say(f"{p.name}: kept from an earlier run ({report.name})")
+            else:
+                rc, err, row["wall_s"] = _run_one(p.name, spec_file, env, timeout, say, p.kernels_text())
             if rc != 0:
                 last = (err.strip().splitlines() or ["no output"])[-1]
                 row["status"], row["reason"] = "failed", f"the probe exited {rc}: {last}"
@@ -128,7 +143,8 @@ def run_matrix(paths: Sequence[str], out_dir: str | os.PathLike[str], *, configs
             row["report"] = report.name
             with np.load(emb) as z:
                 embs[p.name] = {int(k): z[k] for k in z.files}
-            say(f"{p.name}: done in {row['wall_s']} s")
+            if not resumed:
+                say(f"{p.name}: done in {row['wall_s']} s")
     finally:
         tmp.cleanup()
     cross: list[dict[str, Any]] = []
