@@ -260,12 +260,14 @@ def test_matrix_runs_each_configuration_and_ends_with_the_verdict(tmp_path, caps
         pytest.skip("this CPU cannot run OpenBLAS's Nehalem kernels")
     out = tmp_path / "m"
     out.mkdir()
+    # two OpenBLAS cores every x86-64 CPU runs (no torch configuration: no process imports torch)
     rc = main(["determinism", "matrix", str(DEMO), "--encoder", "hash", "--batch-sizes", "8,64", "--thresholds", "0.9",
-               "--configs", "default,openblas-Nehalem,openblas-Bogus", "--out", str(out), "--no-progress"])
+               "--configs", "openblas-Nehalem,openblas-Prescott,openblas-Bogus", "--out", str(out), "--no-progress"])
     text = capsys.readouterr().out
     assert rc == 0, f"matrix exit {rc}:\n{text}"
-    assert sorted(p.name for p in out.iterdir()) == ["default.json", "matrix.json", "openblas-Nehalem.json"], \
-        sorted(p.name for p in out.iterdir())
+    got = sorted(p.name for p in out.iterdir())
+    assert got in (["matrix.json", "openblas-Nehalem.json", "openblas-Prescott.json"], ["matrix.json", "openblas-Nehalem.json"]), \
+        f"one report per configuration that runs (Prescott may run Nehalem's kernels on some builds): {got}"
     neh = load_report(out / "openblas-Nehalem.json")
     assert neh["configuration"] == {"name": "openblas-Nehalem", "env": {"OPENBLAS_CORETYPE": "Nehalem"}}, neh["configuration"]
     kern = neh["target"]["kernels"]

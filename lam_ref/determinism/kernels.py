@@ -73,6 +73,9 @@ class KernelConfig:
     env: dict[str, str]
     description: str
     needs: tuple[str, ...] = ()
+    #: the tests ``make portability`` runs under it when no tests are named (``()``: the whole
+    #: suite); torch's kernels matter only where the real encoder runs
+    tests: tuple[str, ...] = ()
 
 
 def _numpy_avx512_targets() -> str:
@@ -83,6 +86,10 @@ def _numpy_avx512_targets() -> str:
     return " ".join(t for t in simd["dispatch"] if "AVX512" in t or t == "X86_V4")
 
 
+#: The tests that run torch (the real encoder): what a torch kernel configuration can change.
+_TORCH_TESTS = ("tests/test_text_encoders.py", "tests/test_demo.py", "determinism")
+
+
 def _configurations() -> dict[str, KernelConfig]:
     out = {"default": KernelConfig("default", {}, "nothing set: each library picks the best kernels for this CPU")}
     for core in ("Prescott", "Nehalem", "Haswell", "Zen", "SkylakeX"):
@@ -91,8 +98,9 @@ def _configurations() -> dict[str, KernelConfig]:
     out["numpy-no-avx512"] = KernelConfig("numpy-no-avx512", {"NPY_DISABLE_CPU_FEATURES": "@avx512"},
                                           "numpy without its AVX-512 loops", ("avx512f",))
     out["torch-default"] = KernelConfig("torch-default", {"ATEN_CPU_CAPABILITY": "default"},
-                                        "torch's scalar (non-vectorised) CPU kernels")
-    out["torch-avx2"] = KernelConfig("torch-avx2", {"ATEN_CPU_CAPABILITY": "avx2"}, "torch's AVX2 CPU kernels", ("avx2",))
+                                        "torch's scalar (non-vectorised) CPU kernels", (), _TORCH_TESTS)
+    out["torch-avx2"] = KernelConfig("torch-avx2", {"ATEN_CPU_CAPABILITY": "avx2"}, "torch's AVX2 CPU kernels", ("avx2",),
+                                     _TORCH_TESTS)
     return out
 
 
@@ -260,7 +268,8 @@ def plan_lines(planned: Sequence[PlannedConfig]) -> list[str]:
 
 def run_suite(pytest_args: Sequence[str], names: Sequence[str] | None = None, *, timeout: float | None = None) -> int:
     """Run pytest once per distinct configuration; one line each; exit 1 if any run fails (a skipped
-    or duplicate configuration never fails)."""
+    or duplicate configuration never fails). Without ``pytest_args`` each configuration runs its
+    :attr:`KernelConfig.tests` (the whole suite, or for torch's configurations the tests that run torch)."""
     planned = plan(names)
     failed = 0
     t_all = time.perf_counter()
@@ -270,9 +279,10 @@ def run_suite(pytest_args: Sequence[str], names: Sequence[str] | None = None, *,
             print(f"{head} {'skipped' if p.status == 'skipped' else 'same as ' + str(p.same_as)}: {p.reason}", flush=True)
             continue
         env = config_env(p.config)
+        args = list(pytest_args) or [t for t in p.config.tests if os.path.exists(t)]
         t0 = time.perf_counter()
         try:
-            res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args], env=env,
+            res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], env=env,
                                  capture_output=True, text=True, timeout=timeout, check=False)
             rc, text = res.returncode, res.stdout
         except subprocess.TimeoutExpired:

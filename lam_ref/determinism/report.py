@@ -25,7 +25,8 @@ from ..geometry import LamValueError
 from .encoder import shown_folder
 from .margins import first_divergence
 
-__all__ = ["LEGACY_SCHEMA_IDS", "SCHEMA", "SCHEMA_VERSION", "Comparison", "compare", "identity", "load_report", "migrate"]
+__all__ = ["LEGACY_SCHEMA_IDS", "SCHEMA", "SCHEMA_VERSION", "Comparison", "compare", "identity", "kernels_label", "load_report",
+           "migrate"]
 
 #: The report's schema name (``schema`` key; :mod:`lam_ref.schemas`).
 SCHEMA = "lam_ref.determinism.report"
@@ -103,6 +104,18 @@ def _machine(doc: dict[str, Any]) -> str:
     return str(tg.get("cpu") or "?")
 
 
+def kernels_label(doc: dict[str, Any]) -> str:
+    """The kernels a report ran with, in a few characters: the matrix configuration's name, else
+    ``<OpenBLAS core>/<torch capability>`` from ``target.kernels``, ``-`` for a version-1 report."""
+    conf = doc.get("configuration")
+    if conf:
+        return str(conf["name"])
+    k = doc["target"].get("kernels")
+    if not k:
+        return "-"
+    return f"{k.get('openblas_coretype') or '?'}/{k.get('torch_cpu_capability') or '-'}"
+
+
 @dataclass
 class Comparison:
     """The outcome of :func:`compare`: table rows, per-group verdicts, and the exit status."""
@@ -152,7 +165,8 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
         for r in d["runs"]:
             by_group.setdefault((identity(d), r["threshold"]), []).append((d, r))
             rows.append({
-                "report": Path(d["_path"]).name, "machine": _machine(d), "device": d["settings"]["device"],
+                "report": Path(d["_path"]).name, "machine": _machine(d), "kernels": kernels_label(d),
+                "device": d["settings"]["device"],
                 "dtype": d["settings"]["dtype"], "threads": d["settings"]["threads"], "batch_size": r["batch_size"],
                 "threshold": r["threshold"], "dropped": r["dropped"], "deletion_digest": r["deletion_digest"],
                 "map_digest": r["map_digest"], "at_risk": len(r["at_risk"]), "input": d["input_sha256"][:12],
