@@ -258,3 +258,16 @@ def test_substitute_device_option(tmp_path, capsys):
         assert main(["substitute", str(path), "--device", "cuda"]) == 2, "no CUDA here: exit 2"
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "device 'cuda'" in err[0], err
+
+
+def test_default_certificate_assumes_the_machine_jitter(hash_report, tmp_path):
+    """Issue 22 item 4: without --jitter the at-risk set assumes at least MACHINE_JITTER (the hashing
+    encoder measures no jitter at all, yet the bound is 4 * MACHINE_JITTER); --jitter 0 states none."""
+    from lam_ref.determinism import MACHINE_JITTER
+
+    doc = json.loads(hash_report.read_text())
+    assert doc["jitter"]["measured_cos"] == 0.0, "the hashing encoder is exactly repeatable"
+    assert doc["jitter"]["assumed_cos"] == MACHINE_JITTER, doc["jitter"]
+    assert doc["jitter"]["at_risk_bound_sq"] == pytest.approx(4 * MACHINE_JITTER), doc["jitter"]
+    zero = probe([str(DEMO)], encoder="hash", batch_sizes=[8], thresholds=[0.9], jitter_bound=0.0)
+    assert zero["jitter"]["at_risk_bound_sq"] == 0.0 and zero["jitter"]["stated_cos"] == 0.0, zero["jitter"]

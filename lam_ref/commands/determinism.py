@@ -37,7 +37,8 @@ def _add_probe_options(p: argparse.ArgumentParser, *, device: bool) -> None:
     p.add_argument("--layers", default="l1,l2", help="l1 (decisions, margins) and/or l2 (codec digests); default l1,l2")
     p.add_argument("--jitter", default=None, metavar="GAMMA",
                     help="a stated pairwise-cosine jitter; decisions with margin <= 4*GAMMA are at risk "
-                         "(default: the jitter measured across the batch sizes)")
+                         f"(default: the larger of the jitter measured across the batch sizes and {det.MACHINE_JITTER:g}, "
+                         "the jitter between machines and CPU kernels)")
     p.add_argument("--reference-batch-size", default=None, help="jitter is relative to it (default 64)")
     p.add_argument("--scope", default="trajectory", help="trajectory (default: matching within a trajectory) or corpus")
     p.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")

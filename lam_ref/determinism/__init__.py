@@ -28,7 +28,15 @@ from __future__ import annotations
 from ..devices import DEVICES, require_cuda
 from .corpus import SCOPES, Corpus, load_corpus
 from .encoder import DTYPES, encode_corpus, make_weights_copy, shown_folder, weights_identity
-from .margins import MARGIN_SLACK, at_risk, decision_margins, first_divergence, jitter, risk_bound
+from .margins import (
+    MACHINE_JITTER,
+    MARGIN_SLACK,
+    at_risk,
+    decision_margins,
+    first_divergence,
+    jitter,
+    risk_bound,
+)
 from .probing import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_THRESHOLDS,
@@ -50,6 +58,7 @@ __all__ = [
     "DTYPES",
     "LAYERS",
     "LEGACY_SCHEMA_IDS",
+    "MACHINE_JITTER",
     "MARGIN_SLACK",
     "REFERENCE_BATCH_SIZE",
     "REL_EBS",

@@ -29,12 +29,19 @@ import numpy as np
 
 from ..geometry import LamValueError, delta_sq, validate_embeddings, validate_threshold
 
-__all__ = ["MARGIN_SLACK", "at_risk", "decision_margins", "first_divergence", "groups_or_all", "jitter", "risk_bound"]
+__all__ = ["MACHINE_JITTER", "MARGIN_SLACK", "at_risk", "decision_margins", "first_divergence", "groups_or_all", "jitter",
+           "risk_bound"]
 
 #: Allowance for float64 rounding when margins and ``Δsq`` are computed from Gram matrices
 #: (``sq = n_i + n_j − 2 g_ij``) instead of the coordinate-wise sum of SPEC §2: the two differ by
 #: less than ``4 (D + 2) · 2**-53 · (1 + 1e-4)**2``, below ``1e-12`` for ``D <= 4096``.
 MARGIN_SLACK = 1e-12
+#: The pairwise-cosine jitter γ the certificate assumes by default between machines and CPU kernels
+#: (``probe``'s at-risk set uses the larger of this and the jitter it measures): about 3x the largest
+#: jitter measured between CPU kernel configurations (3.5e-7: torch's scalar kernels against its
+#: AVX-512 ones on AMD EPYC) and between batch sizes on AMD EPYC and Intel Xeon (3.2e-7);
+#: docs/determinism.md, "Which jitter to assume".
+MACHINE_JITTER = 1e-6
 _BLOCK = 2048
 
 

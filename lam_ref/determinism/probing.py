@@ -27,7 +27,15 @@ from ..devices import require_cuda, validate_device
 from ..geometry import LamValueError, validate_embeddings, validate_positive_int, validate_threshold
 from .corpus import load_corpus
 from .encoder import DTYPES, encode_corpus, probe_encoder
-from .margins import MARGIN_SLACK, at_risk, decision_margins, groups_or_all, jitter, risk_bound
+from .margins import (
+    MACHINE_JITTER,
+    MARGIN_SLACK,
+    at_risk,
+    decision_margins,
+    groups_or_all,
+    jitter,
+    risk_bound,
+)
 from .provenance import execution_target
 from .report import SCHEMA, SCHEMA_VERSION
 
@@ -292,7 +300,9 @@ def probe(
         device: cpu or cuda (encoder, greedy rule when substitute supports it, codec).
         layers: ``l1`` (decisions, margins) and/or ``l2`` (codec digests).
         jitter_bound: a stated pairwise-cosine jitter γ; decisions with margin <= 4γ are at risk.
-            ``None``: the largest cosine jitter measured across ``batch_sizes``.
+            ``None``: the larger of the cosine jitter measured across ``batch_sizes`` and
+            :data:`~lam_ref.determinism.margins.MACHINE_JITTER` (the jitter between machines and CPU
+            kernels, measured by the kernel matrix; docs/determinism.md).
         reference_batch_size: jitter is relative to it (default 64 when listed, else the first).
         scope: ``trajectory`` (SPEC §1: matching within a trajectory) or ``corpus``.
         window: window size in cl100k tokens.
@@ -349,7 +359,7 @@ def probe(
     for row in encodings:
         row["jitter"] = jitters[row["batch_size"]]
     measured = max(r["jitter"]["cos"] for r in encodings)
-    gamma = measured if jitter_bound is None else float(jitter_bound)
+    gamma = max(measured, MACHINE_JITTER) if jitter_bound is None else float(jitter_bound)
     bound = risk_bound(gamma)
     runs = []
     for bs, t in keys:
@@ -411,6 +421,7 @@ def probe(
             "measured_coord": max(r["jitter"]["coord"] for r in encodings),
             "measured_sq": max(r["jitter"]["sq"] for r in encodings),
             "stated_cos": None if jitter_bound is None else float(jitter_bound),
+            "assumed_cos": gamma,
             "at_risk_bound_sq": bound,
         },
         "encodings": encodings,
