@@ -243,7 +243,6 @@ def test_config_env_clears_inherited_kernel_variables():
 def test_effective_reads_the_openblas_core_in_use():
     """What runs is read, not assumed: a fresh process under openblas-Nehalem reports OpenBLAS's
     Nehalem kernels through threadpoolctl."""
-    pytest.importorskip("threadpoolctl")
     if K._missing_flags(K.OPENBLAS_CORETYPES["Nehalem"]):
         pytest.skip("this CPU cannot run OpenBLAS's Nehalem kernels")
     k = K.effective(K.CONFIGURATIONS["openblas-Nehalem"], torch=False)

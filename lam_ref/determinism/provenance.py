@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from threadpoolctl import threadpool_info
+
 __all__ = [
     "KERNEL_ENV",
     "blas",
@@ -185,12 +187,9 @@ def _numpy_simd() -> dict[str, Any] | None:
     }
 
 
-def _blas_libraries() -> list[dict[str, Any]] | None:
-    try:
-        import numpy  # noqa: F401 - threadpoolctl lists only loaded libraries
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return None
+def _blas_libraries() -> list[dict[str, Any]]:
+    import numpy  # noqa: F401 - threadpoolctl lists only loaded libraries
+
     keep = ("user_api", "internal_api", "prefix", "version", "architecture", "threading_layer", "num_threads")
     return [{k: lib.get(k) for k in keep} | {"file": Path(lib.get("filepath") or "").name}
             for lib in threadpool_info()]
@@ -209,8 +208,8 @@ def kernel_config() -> dict[str, Any]:
     """
     libs = _blas_libraries()
     out: dict[str, Any] = {
-        "openblas_coretype": None if libs is None else
-        ", ".join(sorted({str(x["architecture"]) for x in libs if x["internal_api"] == "openblas"})) or None,
+        "openblas_coretype": ", ".join(sorted({str(x["architecture"]) for x in libs if x["internal_api"] == "openblas"}))
+        or None,
         "libraries": libs,
         "numpy_simd": _numpy_simd(),
         "torch_cpu_capability": None,

@@ -41,6 +41,8 @@ import json
 from importlib import resources
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from ..geometry import LamValueError
 
 __all__ = ["SUFFIX", "SchemaError", "errors", "load", "names", "validate"]
@@ -65,8 +67,6 @@ def _load(name: str) -> dict[str, Any]:
     if not f.is_file():
         raise LamValueError(f"schema {name!r} is not one of lam_ref's schemas ({', '.join(names())})")
     doc = json.loads(f.read_text(encoding="utf-8"))
-    from jsonschema import Draft202012Validator
-
     Draft202012Validator.check_schema(doc)  # a broken shipped schema fails loudly, not as a pass
     return doc
 
@@ -78,8 +78,6 @@ def load(name: str) -> dict[str, Any]:
 
 @functools.cache
 def _validator(name: str) -> Any:
-    from jsonschema import Draft202012Validator
-
     return Draft202012Validator(_load(name))
 
 
