@@ -105,7 +105,7 @@ def test_fresh_process_one_thread_other_hashseed(minilm_probe, shared_dir, tmp_p
     out = tmp_path / "t1.json"
     env = dict(os.environ, PYTHONHASHSEED="12345")
     cmd = [sys.executable, "-m", "lam_ref.cli", "determinism", "probe", str(shared_dir), "--threads", "1",
-           "--batch-sizes", "64", "--out", str(out), "--no-progress"]
+           "--batch-sizes", "64", "--json", str(out), "--no-progress"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False, cwd=ROOT)
     assert res.returncode == 0, res.stderr[-2000:]
     fresh = json.loads(out.read_text())
