@@ -150,7 +150,7 @@ def test_bfloat16_first_divergence_is_at_risk(minilm_probe, shared_dir):
     float32-vs-bfloat16 jitter (``margin <= 4γ``); later differences may cascade and are only
     counted. Thresholds: 0.99, 0.95 and ones placed between a pair's float32 and bfloat16
     distance, so that divergences do occur."""
-    from lam_ref.determinism import _ProbeEncoder
+    from lam_ref.determinism.encoder import _ProbeEncoder
 
     report, embs = minilm_probe
     corpus = load_corpus([str(shared_dir)])
