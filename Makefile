@@ -11,7 +11,7 @@ export HYPOTHESIS_PROFILE ?= ci
 export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 
-.PHONY: venv chromium demo test lint docs bench thorough sanitize-l0 mutation clean
+.PHONY: venv chromium demo test lint docs bench thorough portability sanitize-l0 mutation clean
 
 $(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,10 +38,31 @@ chromium:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "note: no Chromium (apt-get install chromium): tests/test_docs_browser.py will skip"
 
+
+# The numerics-sensitive tests (covering/hull, geometry, substitution kernels, codec, determinism),
+# run a second time by `make test` under another CPU kernel family (SECOND_KERNEL, a configuration
+# of lam_ref.determinism.kernels; skipped with the reason where the CPU cannot run it), so that CI
+# on any machine exercises two BLAS kernel families (issue 22; docs/determinism.md "Kernel matrix").
+SECOND_KERNEL ?= openblas-Nehalem
+NUMERICS_TESTS = $(wildcard tests/test_covering*.py tests/covering tests/test_geometry*.py tests/geometry \
+  tests/test_mutation_kills_covering.py tests/test_mutation_kills_geometry.py tests/test_substitution_kernels.py \
+  tests/test_codec.py tests/test_codec_golden.py tests/test_codec_properties.py property_tests/test_stab.py \
+  determinism/test_cli.py determinism/test_reports.py)
+
 test: venv chromium
 	$(VENV)/bin/ruff check .
 	$(PY) -m mkdocs build --strict -q -d site
 	LAM_DOCS_SITE=site $(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m lam_ref.determinism.kernels --configs $(SECOND_KERNEL) -- -m "not data and not slow" $(NUMERICS_TESTS)
+
+# The whole suite once per CPU kernel configuration this CPU can run (not part of `make test`):
+# OpenBLAS core types, numpy without AVX-512, torch's default and AVX2 kernels; one line each;
+# configurations the CPU cannot run are skipped with the reason, duplicates (Zen = Haswell kernels)
+# are run once. PORTABILITY_CONFIGS narrows the list, PORTABILITY_TESTS the tests.
+PORTABILITY_CONFIGS ?= default,openblas-Prescott,openblas-Nehalem,openblas-Haswell,openblas-Zen,openblas-SkylakeX,numpy-no-avx512,torch-default,torch-avx2
+PORTABILITY_TESTS ?=
+portability: venv
+	$(PY) -m lam_ref.determinism.kernels --configs $(PORTABILITY_CONFIGS) -- $(PORTABILITY_TESTS)
 
 thorough: venv
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider

@@ -107,13 +107,16 @@ def test_compare_refuses_different_inputs(hash_report, tmp_path, capsys):
     "mutate, fragment",
     [
         (lambda d: d.__setitem__("extra", 1), "unknown key 'extra'"),
-        (lambda d: d["runs"][0].__setitem__("colour", "red"), "unknown key runs[0].'colour'"),
-        (lambda d: d["runs"][0].pop("deletion_digest"), "missing key runs[0].'deletion_digest'"),
-        (lambda d: d["runs"][0].__setitem__("dropped", "many"), "runs[0].'dropped' has type str"),
+        (lambda d: d["runs"][0].__setitem__("colour", "red"), "runs[0]: unknown key 'colour'"),
+        (lambda d: d["runs"][0].pop("deletion_digest"), "runs[0]: missing key 'deletion_digest'"),
+        (lambda d: d["runs"][0].__setitem__("dropped", "many"), "runs[0].dropped: has type str"),
         (lambda d: d["runs"][0].__setitem__("deletion_digest", "0" * 16), "digests do not match"),
-        (lambda d: d["settings"].__setitem__("dtype", "int4"), "unknown dtype 'int4'"),
-        (lambda d: d["settings"].__setitem__("device", "tpu"), "unknown device 'tpu'"),
+        (lambda d: d["settings"].__setitem__("dtype", "int4"), "settings.dtype: 'int4' is not one of"),
+        (lambda d: d["settings"].__setitem__("device", "tpu"), "settings.device: 'tpu' is not one of"),
         (lambda d: d.__setitem__("schema", "lam_ref.compact/1"), "not a lam_ref determinism report"),
+        (lambda d: d.__setitem__("schema_version", 7), "schema_version: 7 is not one of 1, 2"),
+        (lambda d: d["target"].pop("kernels"), "target: missing key 'kernels'"),
+        (lambda d: d["encoder"].__setitem__("folder", "/home/someone/model"), "encoder.folder: '/home/someone/model' is refused"),
         (lambda d: d["runs"][0]["at_risk"].append(10**6), "at_risk holds an id outside"),
     ],
 )
@@ -255,3 +258,16 @@ def test_substitute_device_option(tmp_path, capsys):
         assert main(["substitute", str(path), "--device", "cuda"]) == 2, "no CUDA here: exit 2"
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "device 'cuda'" in err[0], err
+
+
+def test_default_certificate_assumes_the_machine_jitter(hash_report, tmp_path):
+    """Issue 22 item 4: without --jitter the at-risk set assumes at least MACHINE_JITTER (the hashing
+    encoder measures no jitter at all, yet the bound is 4 * MACHINE_JITTER); --jitter 0 states none."""
+    from lam_ref.determinism import MACHINE_JITTER
+
+    doc = json.loads(hash_report.read_text())
+    assert doc["jitter"]["measured_cos"] == 0.0, "the hashing encoder is exactly repeatable"
+    assert doc["jitter"]["assumed_cos"] == MACHINE_JITTER, doc["jitter"]
+    assert doc["jitter"]["at_risk_bound_sq"] == pytest.approx(4 * MACHINE_JITTER), doc["jitter"]
+    zero = probe([str(DEMO)], encoder="hash", batch_sizes=[8], thresholds=[0.9], jitter_bound=0.0)
+    assert zero["jitter"]["at_risk_bound_sq"] == 0.0 and zero["jitter"]["stated_cos"] == 0.0, zero["jitter"]

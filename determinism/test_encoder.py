@@ -105,7 +105,7 @@ def test_fresh_process_one_thread_other_hashseed(minilm_probe, shared_dir, tmp_p
     out = tmp_path / "t1.json"
     env = dict(os.environ, PYTHONHASHSEED="12345")
     cmd = [sys.executable, "-m", "lam_ref.cli", "determinism", "probe", str(shared_dir), "--threads", "1",
-           "--batch-sizes", "64", "--out", str(out), "--no-progress"]
+           "--batch-sizes", "64", "--json", str(out), "--no-progress"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False, cwd=ROOT)
     assert res.returncode == 0, res.stderr[-2000:]
     fresh = json.loads(out.read_text())
@@ -150,7 +150,7 @@ def test_bfloat16_first_divergence_is_at_risk(minilm_probe, shared_dir):
     float32-vs-bfloat16 jitter (``margin <= 4γ``); later differences may cascade and are only
     counted. Thresholds: 0.99, 0.95 and ones placed between a pair's float32 and bfloat16
     distance, so that divergences do occur."""
-    from lam_ref.determinism import _ProbeEncoder
+    from lam_ref.determinism.encoder import _ProbeEncoder
 
     report, embs = minilm_probe
     corpus = load_corpus([str(shared_dir)])

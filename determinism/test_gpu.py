@@ -80,3 +80,31 @@ def test_probe_on_cuda_matches_cpu_for_fixed_embeddings():
     for r in cpu["runs"]:
         pi, _ = greedy_map(e, r["threshold"], [tuple(g) for g in cpu["input"]["groups"]], device="cuda")
         assert [[int(i), int(pi[i])] for i in np.flatnonzero(pi != np.arange(pi.size))] == r["deleted"], "same π"
+
+
+def test_gpu_script_is_valid_bash_and_every_lam_ref_call_parses():
+    """Issue 22 item 5: ``gpu/run_checks.sh`` stays runnable without a GPU to try it on: ``bash -n``
+    accepts it, and every ``lam_ref.cli`` invocation in it (continuation lines joined, shell
+    variables replaced by placeholders) parses with the current command line (options renamed by
+    later work would fail here, not on the GPU host)."""
+    import re
+    import shlex
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from lam_ref.cli import build_parser
+
+    script = Path(__file__).resolve().parents[1] / "gpu" / "run_checks.sh"
+    if shutil.which("bash"):
+        res = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
+        assert res.returncode == 0, f"bash -n {script.name}: {res.stderr}"
+    text = script.read_text(encoding="utf-8").replace("\\\n", " ")
+    calls = [ln.split("-m lam_ref.cli", 1)[1] for ln in text.splitlines() if "-m lam_ref.cli" in ln]
+    assert len(calls) >= 2, f"expected the probe and compare calls in {script.name}, found {calls}"
+    for call in calls:
+        argv = shlex.split(re.sub(r"\$\{?[A-Za-z_]+\}?|\$\([^)]*\)", "X", call.split("2>&1")[0].split("|")[0]))
+        try:
+            build_parser().parse_args(argv)
+        except SystemExit as exc:
+            pytest.fail(f"{script.name}: `lam-ref {' '.join(argv)}` does not parse (exit {exc.code})")

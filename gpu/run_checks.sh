@@ -51,7 +51,7 @@ OUTREP=$REPORTS/gpu-shared-f16w-$TAG.json
 if [ -n "$DATA" ] && [ -d "$WEIGHTS" ]; then
   step "probe --device cuda, shared trajectories, float16-stored weights (timeout 200 s)"
   timeout 200 "$PY" -m lam_ref.cli determinism probe "$DATA" --device cuda --encoder "$WEIGHTS" \
-      --out "$OUTREP" --no-progress 2>&1 | tail -20 | tee -a "$LOG"
+      --json "$OUTREP" --no-progress 2>&1 | tail -20 | tee -a "$LOG"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   step "compare with the CPU reference made from the same weights"
   REF=$(ls determinism/reports/cpu-shared-f16w*.json 2>/dev/null | head -1)

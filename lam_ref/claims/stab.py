@@ -12,12 +12,12 @@ CLAIM = Claim(
     r"|\Delta\mathrm{sq}|\le 4\gamma\ \text{for a pairwise-cosine jitter}\ \gamma",
     "App. D (\"Decision margins\", batch sizes 8–256); SPEC §2, §10; lemma and proof in docs/determinism.md",
     (
-        "lam_ref.determinism.decision_margins",
-        "lam_ref.determinism.at_risk",
-        "lam_ref.determinism.risk_bound",
-        "lam_ref.determinism.jitter",
-        "lam_ref.determinism.probe",
-        "lam_ref.determinism.compare",
+        "lam_ref.determinism.margins.decision_margins",
+        "lam_ref.determinism.margins.at_risk",
+        "lam_ref.determinism.margins.risk_bound",
+        "lam_ref.determinism.margins.jitter",
+        "lam_ref.determinism.probing.probe",
+        "lam_ref.determinism.report.compare",
     ),
     origin="beyond the paper",
     note="The paper measures margins (min 6.7e-6 at t = 0.99, 37.7x the cosine jitter) and explains the equal "

@@ -244,9 +244,10 @@ class RunProgress:
     On a terminal (a pseudo-terminal included) it redraws in place a few times a second; when
     stderr is not a terminal it writes a plain line at most every 30 s, so a log file gets a few
     lines, not one bar per trajectory. ``enabled=False`` (``--no-progress``) shows nothing.
-    Messages printed through :meth:`write` appear above the bar."""
+    Messages printed through :meth:`write` appear above the bar. ``unit`` names what is counted
+    (``file``; ``step`` for ``determinism probe``)."""
 
-    def __init__(self, total_files: int, *, enabled: bool = True, desc: str = "lam-ref") -> None:
+    def __init__(self, total_files: int, *, enabled: bool = True, desc: str = "lam-ref", unit: str = "file") -> None:
         self.windows = 0
         self.trajectories = 0
         self._bar = None
@@ -260,9 +261,9 @@ class RunProgress:
                 size = None
             dynamic = size is not None and size.columns >= 20
             rows = size.lines if size is not None and size.lines > 0 else 24
-            self._bar = tqdm(total=total_files, unit="file", desc=desc, file=sys.stderr, dynamic_ncols=dynamic,
+            self._bar = tqdm(total=total_files, unit=unit, desc=desc, file=sys.stderr, dynamic_ncols=dynamic,
                              ncols=None if dynamic else 100, nrows=rows, mininterval=0.2 if tty else 30.0, leave=True,
-                             bar_format="{desc}: {n_fmt}/{total_fmt} files |{bar}| [{elapsed}<{remaining}]{postfix}")
+                             bar_format="{desc}: {n_fmt}/{total_fmt} " + unit + "s |{bar}| [{elapsed}<{remaining}]{postfix}")
             self._bar.set_postfix_str("0 windows", refresh=False)
 
     def advance(self, files: int = 1, windows: int = 0, trajectories: int = 0) -> None:

@@ -5,12 +5,44 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from .. import determinism as det
 from ..geometry import LamValueError
-from ._common import table, validate_output_file, write_json
+from ._common import (
+    RunProgress,
+    add_mkdir,
+    add_progress,
+    table,
+    validate_output_dir,
+    validate_output_file,
+    write_json,
+)
 from ._dask import add_cluster_options, probe_steps
+
+
+def _add_probe_options(p: argparse.ArgumentParser, *, device: bool) -> None:
+    """The probe's options (``probe`` and ``matrix``; docs/determinism.md's option table)."""
+    p.add_argument("--encoder", default="all-MiniLM-L6-v2",
+                    help="all-MiniLM-L6-v2 (default), a sentence-transformers name or local folder, or hash")
+    p.add_argument("--batch-sizes", default=",".join(map(str, det.DEFAULT_BATCH_SIZES)),
+                    help="comma-separated encoding batch sizes (default 8,16,32,64,128,256)")
+    p.add_argument("--thresholds", default=",".join(map(str, det.DEFAULT_THRESHOLDS)),
+                    help="comma-separated cosine thresholds (default 0.99,0.95)")
+    p.add_argument("--dtype", default="float32", help="encoder precision: float32 (default), bfloat16, float16")
+    p.add_argument("--threads", default=None, help="torch CPU threads (default: torch's choice)")
+    if device:
+        p.add_argument("--device", default="cpu", help="cpu (default) or cuda (encoder, greedy rule, codec)")
+    p.add_argument("--layers", default="l1,l2", help="l1 (decisions, margins) and/or l2 (codec digests); default l1,l2")
+    p.add_argument("--jitter", default=None, metavar="GAMMA",
+                    help="a stated pairwise-cosine jitter; decisions with margin <= 4*GAMMA are at risk "
+                         f"(default: the larger of the jitter measured across the batch sizes and {det.MACHINE_JITTER:g}, "
+                         "the jitter between machines and CPU kernels)")
+    p.add_argument("--reference-batch-size", default=None, help="jitter is relative to it (default 64)")
+    p.add_argument("--scope", default="trajectory", help="trajectory (default: matching within a trajectory) or corpus")
+    p.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
+    p.add_argument("--format", default=None, help="loader (default: detect per file)")
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -19,27 +51,36 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     pr = dsub.add_parser("probe", help="encode at several batch sizes, record digests, margins, jitter, at-risk decisions")
     pr.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
-    pr.add_argument("--out", required=True, metavar="REPORT.json", help="write the report here (atomically)")
-    pr.add_argument("--encoder", default="all-MiniLM-L6-v2",
-                    help="all-MiniLM-L6-v2 (default), a sentence-transformers name or local folder, or hash")
-    pr.add_argument("--batch-sizes", default=",".join(map(str, det.DEFAULT_BATCH_SIZES)),
-                    help="comma-separated encoding batch sizes (default 8,16,32,64,128,256)")
-    pr.add_argument("--thresholds", default=",".join(map(str, det.DEFAULT_THRESHOLDS)),
-                    help="comma-separated cosine thresholds (default 0.99,0.95)")
-    pr.add_argument("--dtype", default="float32", help="encoder precision: float32 (default), bfloat16, float16")
-    pr.add_argument("--threads", default=None, help="torch CPU threads (default: torch's choice)")
-    pr.add_argument("--device", default="cpu", help="cpu (default) or cuda (encoder, greedy rule, codec)")
-    pr.add_argument("--layers", default="l1,l2", help="l1 (decisions, margins) and/or l2 (codec digests); default l1,l2")
-    pr.add_argument("--jitter", default=None, metavar="GAMMA",
-                    help="a stated pairwise-cosine jitter; decisions with margin <= 4*GAMMA are at risk "
-                         "(default: the jitter measured across the batch sizes)")
-    pr.add_argument("--reference-batch-size", default=None, help="jitter is relative to it (default 64)")
-    pr.add_argument("--scope", default="trajectory", help="trajectory (default: matching within a trajectory) or corpus")
-    pr.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
-    pr.add_argument("--format", default=None, help="loader (default: detect per file)")
-    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pr.add_argument("--json", metavar="OUT", help="write the report here (atomically; required)")
+    pr.add_argument("--out", dest="out_deprecated", metavar="OUT", help=argparse.SUPPRESS)  # deprecated alias of --json
+    _add_probe_options(pr, device=True)
+    add_progress(pr)
     add_cluster_options(pr, resume=False, tile=False)
     pr.set_defaults(func=run_probe)
+
+    mx = dsub.add_parser(
+        "matrix", help="the probe under every CPU kernel configuration (fresh process each), then compare's verdict",
+        description="Run the probe once per CPU kernel configuration this machine can emulate (OpenBLAS core types, "
+                    "numpy without AVX-512, torch CPU capabilities), each in a fresh process, one report per "
+                    "configuration in DIR, and end with compare's verdict over all of them. A configuration the CPU "
+                    "cannot run, or an unknown name, is one row, skipped with the reason.",
+        epilog="example: lam-ref determinism matrix ../shared/data/swe-agent-trajectories --batch-sizes 8,64,256 "
+               "--out determinism/reports/matrix\nexit status: 0 every digest agrees, 1 a digest differs or a probe "
+               "failed, 2 bad input (nothing run)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    mx.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
+    mx.add_argument("--out", required=True, metavar="DIR", help="folder for <configuration>.json and matrix.json")
+    add_mkdir(mx)
+    mx.add_argument("--configs", default=None,
+                    help="comma-separated kernel configurations (default: all; lam-ref determinism matrix --list)")
+    mx.add_argument("--list", action="store_true", help="only print the configurations and what runs on this CPU")
+    mx.add_argument("--keep-embeddings", action="store_true", help="keep DIR/embeddings/<configuration>.npz")
+    mx.add_argument("--resume", action="store_true",
+                    help="reuse the reports and embeddings an interrupted run left in DIR (needs --keep-embeddings)")
+    mx.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per configuration (default none)")
+    _add_probe_options(mx, device=False)
+    add_progress(mx)
+    mx.set_defaults(func=run_matrix)
 
     cp = dsub.add_parser("compare", help="one table across reports; exit 0 if every digest agrees, 1 if not")
     cp.add_argument("reports", nargs="+", metavar="REPORT.json")
@@ -82,10 +123,23 @@ def _int(text: str | None, name: str) -> int | None:
         raise LamValueError(f"{name} must be a positive integer, got {text!r}") from None
 
 
+def _probe_output(args: argparse.Namespace) -> str:
+    """``--json OUT`` (``--out`` is its deprecated alias); one of them, a regular file path."""
+    if args.json and args.out_deprecated and args.json != args.out_deprecated:
+        raise LamValueError(f"--json {args.json!r} and --out {args.out_deprecated!r}: give one (--out is the former name of --json)")
+    out = args.json or args.out_deprecated
+    if not out:
+        raise LamValueError("--json OUT: give the report's path")
+    if out == "-":
+        raise LamValueError("--json -: the probe's report is written to a file; give a path")
+    validate_output_file(out, "--json")
+    if Path(out).exists() and not Path(out).is_file():
+        raise LamValueError(f"--json {out!r} is not a regular file")
+    return out
+
+
 def run_probe(args: argparse.Namespace) -> int:
-    validate_output_file(args.out, "--out")
-    if Path(args.out).exists() and not Path(args.out).is_file():
-        raise LamValueError(f"--out {args.out!r} is not a regular file")
+    args.out = _probe_output(args)
     steps = probe_steps(args)  # --workers/--scheduler: the steps as Dask tasks (docs/scale.md)
     try:
         report = _probe(args, steps)
@@ -112,23 +166,88 @@ def run_probe(args: argparse.Namespace) -> int:
 
 
 def _probe(args: argparse.Namespace, steps: object) -> dict:
-    return det.probe(
-        args.paths,
-        encoder=args.encoder,
-        batch_sizes=_split(args.batch_sizes, "--batch-sizes"),
-        thresholds=_split(args.thresholds, "--thresholds"),
-        dtype=args.dtype,
-        threads=_int(args.threads, "--threads"),
-        device=args.device,
-        layers=_split(args.layers, "--layers"),
-        jitter_bound=_float(args.jitter, "--jitter"),
-        reference_batch_size=_int(args.reference_batch_size, "--reference-batch-size"),
-        scope=args.scope,
-        window=args.window,
-        fmt=args.format,
-        progress=not args.no_progress,
-        steps=steps,
-    )
+    opts = _probe_kwargs(args)
+    bar: list[RunProgress] = []  # drawn at the first finished step: an input error prints only its one line
+
+    def tick(label: str, windows: int) -> None:
+        if not bar:
+            total = det.probing.probe_steps_total(len(opts["batch_sizes"]), len(opts["thresholds"]), opts["layers"])
+            bar.append(RunProgress(total, desc="determinism probe", unit="step"))
+        bar[0].advance(1, windows=windows)
+
+    try:
+        return det.probe(args.paths, device=args.device, steps=steps, **opts,
+                         progress=None if steps is not None or args.no_progress else tick)
+    finally:
+        if bar:
+            bar[0].close()
+
+
+def _probe_kwargs(args: argparse.Namespace) -> dict:
+    """The probe's keyword arguments from the shared options, parsed (errors name the option)."""
+    return {
+        "encoder": args.encoder,
+        "batch_sizes": _split(args.batch_sizes, "--batch-sizes"),
+        "thresholds": _split(args.thresholds, "--thresholds"),
+        "dtype": args.dtype,
+        "threads": _int(args.threads, "--threads"),
+        "layers": _split(args.layers, "--layers"),
+        "jitter_bound": _float(args.jitter, "--jitter"),
+        "reference_batch_size": _int(args.reference_batch_size, "--reference-batch-size"),
+        "scope": args.scope,
+        "window": args.window,
+        "fmt": args.format,
+    }
+
+
+def run_matrix(args: argparse.Namespace) -> int:
+    from ..determinism import kernels as _kernels
+    from ..determinism.matrix import run_matrix as _run
+
+    names = None if args.configs is None else _split(args.configs, "--configs")
+    if args.list:
+        for line in _kernels.plan_lines(_kernels.plan(names)):
+            print(line)
+        return 0
+    validate_output_dir(args.out, "--out", mkdir=args.mkdir)
+    opts = _probe_kwargs(args)
+    # every option is checked before any process starts: a probe of nothing but the arguments
+    det.probing.check_options(**opts)
+    det.load_corpus(args.paths, window=opts["window"], fmt=opts["fmt"], scope=opts["scope"])
+    echo = None if args.no_progress else (lambda line: print(f"lam-ref determinism matrix: {line}", file=sys.stderr, flush=True))
+    t0 = time.perf_counter()
+    summary = _run(args.paths, args.out, configs=names, options=opts, keep_embeddings=args.keep_embeddings,
+                   timeout=args.timeout, echo=echo, resume=args.resume)
+    rows = []
+    for r in summary["configurations"]:
+        state = {"run": "ran", "same": f"same as {r['same_as']}", "skipped": "skipped", "failed": "FAILED"}[r["status"]]
+        dropped = " / ".join(f"{v}" for v in r.get("dropped", {}).values()) or "-"
+        digests = " ".join(sorted({d[0] for v in r.get("digests", {}).values() for d in v})) or "-"
+        rows.append([r["name"], _kernels_short(r["kernels"]), state + (f": {r['reason']}" if r["reason"] else ""), dropped,
+                     digests, _g(r.get("jitter_cos")), _g(r.get("cross_sq")), _g(r.get("min_margin_sq")),
+                     "-" if r["wall_s"] is None else f"{r['wall_s']:.0f}"])
+    print(table(rows, ["configuration", "kernels in use", "status", "dropped", "deletion digests", "jitter γ",
+                       "|Δsq| vs first", "min margin (sq)", "s"]))
+    cmp = summary["comparison"]
+    runs = sum(g["runs"] for g in cmp["groups"]) if cmp else 0
+    ok = summary["agree"]
+    print(f"verdict: {'every digest agrees' if ok else 'DIGESTS DIFFER or a probe failed'} ({runs} runs over "
+          f"{sum(r['status'] == 'run' for r in summary['configurations'])} configurations); largest |Δsq| across kernels "
+          f"{_g(summary['max_cross_sq'])} against the smallest margin {_g(summary['smallest_margin_sq'])}: "
+          f"{'certified (STAB)' if summary['certified_across_kernels'] else 'NOT certified'}; "
+          f"{time.perf_counter() - t0:.0f} s; {Path(args.out) / 'matrix.json'}")
+    return 0 if ok else 1
+
+
+def _g(x: object) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
+def _kernels_short(k: dict) -> str:
+    if not k:
+        return "-"
+    npy = "on" if any("AVX512" in t or t == "X86_V4" for t in (k.get("numpy") or [])) else "off"
+    return f"{k.get('openblas') or '?'} / AVX-512 {npy} / {k.get('torch') or '-'}"
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -137,7 +256,7 @@ def run_compare(args: argparse.Namespace) -> int:
     docs = [det.load_report(p) for p in args.reports]
     res = det.compare(docs, allow_different_inputs=args.allow_different_inputs)
     out = sys.stderr if args.json == "-" else sys.stdout
-    cols = ["report", "machine", "device", "dtype", "threads", "batch_size", "threshold", "dropped", "deletion_digest",
+    cols = ["report", "machine", "kernels", "device", "dtype", "threads", "batch_size", "threshold", "dropped", "deletion_digest",
             "map_digest", "at_risk"]
     print(table([[r[c] if r[c] is not None else "-" for c in cols] for r in res.rows],
                 [c.replace("_", " ") for c in cols]), file=out)

@@ -27,23 +27,23 @@ passed its deadline); every check not finished is then ``failed`` with the reaso
 data) holds ``max_examples``, ``examples``, ``invalid``, ``failing``, ``properties``,
 ``derandomize``, ``runtime_s``. ``counterexample`` is the minimal failing case (arrays as
 ``{"dtype", "shape", "values"}``), ``null`` unless the test failed on generated data.
-:data:`REPORT_SCHEMA` is the same contract as a JSON Schema (draft 2020-12), and
-:func:`validate_report` checks a report against it without third-party packages. Compatible
-additions keep ``schema_version``; anything else bumps it.
+:data:`REPORT_SCHEMA` is the same contract as a JSON Schema (draft 2020-12), shipped as
+``lam_ref/schemas/lam_ref.conformance.report.schema.json`` and checked by :func:`validate_report`
+through :mod:`lam_ref.schemas` (the ``jsonschema`` package). Compatible additions keep
+``schema_version``; anything else bumps it. The machine and git facts come from
+:mod:`lam_ref.determinism.provenance`, shared with the determinism reports.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import importlib.metadata
-import os
 import platform
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from .. import schemas as _schemas
+from ..determinism.provenance import cpu_model, git_state, gpu_model, library_versions
 
 __all__ = [
     "OUTCOMES",
@@ -63,185 +63,13 @@ SCHEMA_VERSION = 1
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
 _LIBRARIES = ("lam_ref", "numpy", "scipy", "hypothesis", "pytest", "xxhash")
 
-_STR = {"type": "string"}
-_NSTR = {"type": ["string", "null"]}
-_INT = {"type": "integer", "minimum": 0}
-_NUM = {"type": "number", "minimum": 0}
-_HYP = {
-    "type": ["object", "null"],
-    "required": ["max_examples", "examples", "invalid", "failing", "properties", "derandomize", "runtime_s"],
-    "properties": {
-        "max_examples": _INT,
-        "examples": _INT,
-        "invalid": _INT,
-        "failing": _INT,
-        "properties": _INT,
-        "derandomize": {"type": "boolean"},
-        "runtime_s": _NUM,
-    },
-}
-#: The report contract as a JSON Schema (draft 2020-12).
-REPORT_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "lam_ref conformance report",
-    "type": "object",
-    "required": ["schema", "schema_version", "created", "duration_s", "runner", "suite", "implementation", "target", "summary", "tests"],
-    "properties": {
-        "schema": {"const": SCHEMA_ID},
-        "schema_version": {"const": SCHEMA_VERSION},
-        "created": _STR,
-        "duration_s": _NUM,
-        "runner": {"enum": ["pytest", "python"]},
-        "suite": {
-            "type": "object",
-            "required": ["name", "version", "commit", "dirty", "source_sha256", "profile", "checks"],
-            "properties": {
-                "name": _STR,
-                "version": _STR,
-                "commit": _NSTR,
-                "dirty": {"type": ["boolean", "null"]},
-                "source_sha256": _STR,
-                "profile": {"enum": ["default", "thorough", "custom"]},
-                "checks": _INT,
-            },
-        },
-        "implementation": {
-            "type": "object",
-            "required": ["spec", "kind", "name", "version", "complete", "parts", "missing", "target", "expected_failures"],
-            "properties": {
-                "spec": _STR,
-                "kind": {"enum": ["python", "exec"]},
-                "name": _STR,
-                "version": _STR,
-                "complete": {"type": "boolean"},
-                "parts": {
-                    "type": "object",
-                    "required": ["substitute", "online", "lines", "codec"],
-                    "properties": {p: {"type": "boolean"} for p in ("substitute", "online", "lines", "codec")},
-                },
-                "missing": {"type": "object"},
-                "target": _NSTR,
-                "expected_failures": {"type": "object"},
-            },
-        },
-        "target": {
-            "type": "object",
-            "required": ["where", "cpu", "gpu", "platform", "machine", "python", "libraries"],
-            "properties": {
-                "where": _STR,
-                "cpu": _STR,
-                "gpu": _NSTR,
-                "platform": _STR,
-                "machine": _STR,
-                "python": _STR,
-                "libraries": {"type": "object"},
-            },
-        },
-        "summary": {
-            "type": "object",
-            "required": ["total", *OUTCOMES],
-            "properties": {k: _INT for k in ("total", *OUTCOMES)},
-        },
-        "profiles": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "required": ["declared", "verdict", "reason", "checks", "failed"],
-                "properties": {
-                    "declared": {"type": "boolean"},
-                    "verdict": {"enum": ["passed", "failed", "incomplete", "skipped"]},
-                    "reason": _NSTR,
-                    "checks": {"type": "array", "items": _STR},
-                    "failed": {"type": "array", "items": _STR},
-                },
-            },
-        },
-        "run": {
-            "type": "object",
-            "required": ["status", "exit_code", "message"],
-            "properties": {
-                "status": {"enum": list(RUN_STATUSES)},
-                "exit_code": {"type": ["integer", "null"]},
-                "message": _NSTR,
-            },
-        },
-        "tests": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": [
-                    "id", "nodeid", "claim", "spec", "title", "parts", "outcome", "duration_s",
-                    "message", "reason", "exception", "hypothesis", "counterexample",
-                ],
-                "properties": {
-                    "id": _STR,
-                    "nodeid": _NSTR,
-                    "claim": _STR,
-                    "spec": _STR,
-                    "title": _STR,
-                    "parts": {"type": "array", "items": _STR},
-                    "profiles": {"type": "array", "items": _STR},
-                    "outcome": {"enum": list(OUTCOMES)},
-                    "duration_s": _NUM,
-                    "message": _NSTR,
-                    "reason": _NSTR,
-                    "exception": _NSTR,
-                    "hypothesis": _HYP,
-                    "counterexample": {},
-                },
-            },
-        },
-    },
-}
+#: The report contract as a JSON Schema (draft 2020-12): ``lam_ref/schemas/lam_ref.conformance.report.schema.json``.
+REPORT_SCHEMA: dict[str, Any] = _schemas.load(SCHEMA_ID)
 
 
 # -------------------------------------------------------------------------------------------
 # facts about the machine and the suite
 # -------------------------------------------------------------------------------------------
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.lower().startswith(("model name", "hardware", "cpu model")):
-                    return line.split(":", 1)[1].strip() + f" ({os.cpu_count()} logical CPUs)"
-    except OSError:
-        pass
-    return (platform.processor() or platform.machine() or "unknown") + f" ({os.cpu_count()} logical CPUs)"
-
-
-_GPU_CACHE: list[str | None] = []
-
-
-def _gpu_model() -> str | None:
-    """GPU names from ``nvidia-smi`` (5 s limit); ``None`` when there is none or it is absent."""
-    if _GPU_CACHE:
-        return _GPU_CACHE[0]
-    name = None
-    exe = shutil.which("nvidia-smi")
-    if exe:
-        try:
-            out = subprocess.run(
-                [exe, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=5, check=False
-            )
-            names = [n.strip() for n in out.stdout.splitlines() if n.strip()]
-            name = "; ".join(names) or None
-        except (OSError, subprocess.TimeoutExpired):
-            name = None
-    _GPU_CACHE.append(name)
-    return name
-
-
-def _library_versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for lib in _LIBRARIES:
-        try:
-            out[lib] = importlib.metadata.version(lib)
-        except importlib.metadata.PackageNotFoundError:
-            mod = sys.modules.get(lib)
-            out[lib] = str(getattr(mod, "__version__", "not installed"))
-    return out
-
-
 def execution_target(impl: Any = None) -> dict[str, Any]:
     """Where the implementation runs: CPU and GPU model, platform, library versions (SPEC §15)."""
     if impl is None:
@@ -254,12 +82,12 @@ def execution_target(impl: Any = None) -> dict[str, Any]:
         where += f"; the implementation reports: {impl.target}"
     return {
         "where": where,
-        "cpu": _cpu_model(),
-        "gpu": _gpu_model(),
+        "cpu": cpu_model(),
+        "gpu": gpu_model(),
         "platform": platform.platform(),
         "machine": platform.machine(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "libraries": _library_versions(),
+        "libraries": library_versions(_LIBRARIES),
     }
 
 
@@ -277,19 +105,7 @@ def suite_info(profile: str = "default", checks: int | None = None) -> dict[str,
     h = hashlib.sha256()
     for path in _source_files():
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    commit, dirty = None, None
-    git = shutil.which("git")
-    if git:
-        try:
-            res = subprocess.run([git, "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
-            if res.returncode == 0:
-                commit = res.stdout.strip()
-                st = subprocess.run(
-                    [git, "-C", str(root), "status", "--porcelain", "--", "."], capture_output=True, text=True, timeout=5, check=False
-                )
-                dirty = bool(st.stdout.strip()) if st.returncode == 0 else None
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+    commit, dirty = git_state(root)
     return {
         "name": "lam_ref.conformance",
         "version": __version__,
@@ -339,57 +155,6 @@ def build_report(
     }
 
 
-# -------------------------------------------------------------------------------------------
-# a small JSON Schema validator (the subset REPORT_SCHEMA uses)
-# -------------------------------------------------------------------------------------------
-_TYPES = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "boolean": bool,
-    "null": type(None),
-}
-
-
-def _is_type(value: Any, name: str) -> bool:
-    if name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return isinstance(value, _TYPES[name])
-
-
-def _validate(value: Any, schema: dict[str, Any], path: str, errors: list[str]) -> None:
-    if "const" in schema and value != schema["const"]:
-        errors.append(f"{path}: expected {schema['const']!r}, got {value!r}")
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path}: {value!r} is not one of {schema['enum']}")
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_is_type(value, t) for t in types):
-            errors.append(f"{path}: expected type {'/'.join(types)}, got {type(value).__name__}")
-            return
-    if "minimum" in schema and isinstance(value, (int, float)) and value < schema["minimum"]:
-        errors.append(f"{path}: {value!r} < minimum {schema['minimum']}")
-    if isinstance(value, dict):
-        for key in schema.get("required", []):
-            if key not in value:
-                errors.append(f"{path}: missing required key {key!r}")
-        for key, sub in schema.get("properties", {}).items():
-            if key in value:
-                _validate(value[key], sub, f"{path}.{key}", errors)
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
-            for key, item in value.items():
-                if key not in schema.get("properties", {}):
-                    _validate(item, extra, f"{path}.{key}", errors)
-    if isinstance(value, list) and "items" in schema:
-        for i, item in enumerate(value):
-            _validate(item, schema["items"], f"{path}[{i}]", errors)
-
-
 def validate_report(report: Any) -> list[str]:
-    """Every way ``report`` departs from :data:`REPORT_SCHEMA` (empty list: valid)."""
-    errors: list[str] = []
-    _validate(report, REPORT_SCHEMA, "report", errors)
-    return errors
+    """Every way ``report`` departs from :data:`REPORT_SCHEMA`, one line each (empty list: valid)."""
+    return [f"report: {e}" for e in _schemas.errors(report, SCHEMA_ID)]
