@@ -155,11 +155,13 @@ def substitute(embeddings, t) -> np.ndarray:
             cand = approx <= d2 + _GRAM_MARGIN
         else:
             cand = np.zeros((hi - lo, 0), dtype=bool)
+        rows, cols = np.nonzero(cand)  # row-major: each row's candidates in ascending id order
+        cuts = np.searchsorted(rows, np.arange(hi - lo + 1))
         new: list[int] = []
         for k in range(hi - lo):
             i = lo + k
             rep = -1
-            ids = prev[cand[k]]
+            ids = prev[cols[cuts[k] : cuts[k + 1]]]
             if ids.size:
                 ok = _sq_exact(e[i], e[ids]) <= d2
                 if ok.any():
