@@ -47,7 +47,7 @@ class Session2:
         self.ids = np.zeros(0, dtype=np.int64)
         self.count = 0
         self.next_id = 0
-        self.cell = max(float(np.sqrt(max(self.d2, 0.0))), 0.05)
+        self.cell = float(np.sqrt(self.d2)) if self.d2 >= 0.0025 else 0.05  # cells at least δ wide (NaN: 0.05)
         self.grid: dict[tuple[int, ...], list[int]] = {}  # cell -> buffer slots
 
     # -- the retained buffer ---------------------------------------------------------------------
@@ -99,6 +99,10 @@ class Base2(Base):
         if not self.t_in_range(v):
             raise LamValueError(f"t must be in [-1, 1], got {v!r}")
         return v
+
+    def threshold(self, t: float) -> float:
+        """δ² = 2 - 2t in float64 (SPEC §2.1); ``t`` was validated by :meth:`check_t`."""
+        return 2.0 - 2.0 * t
 
     def t_in_range(self, t: float) -> bool:
         return -1.0 <= t <= 1.0  # False for NaN

@@ -11,7 +11,8 @@ BUG = 'cosine a·b >= t instead of sq <= 2 - 2t'
 VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'Python/FAISS: inner-product index, keep if score >= t'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'pairs a hair from δ with rows of norm != 1 (within 1e-4)'
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
 
 
 class CosineGeT(Base2):

@@ -11,7 +11,8 @@ BUG = 'differences computed in float32'
 VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'CUDA: float d = a[k] - b[k]; acc += (double)d * d;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'pairs a hair from δ in D >= 16'
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
 
 
 class Float32Diff(Base2):

@@ -10,7 +10,8 @@ BUG = 'sq accumulated in float32'
 VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: float acc = 0; for (k < D) acc += d*d;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'pairs a hair from δ in D >= 16'
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
 
 
 class Float32Acc(Base2):

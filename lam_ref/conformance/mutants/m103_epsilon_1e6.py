@@ -9,7 +9,8 @@ BUG = 'merge test with a 1e-6 epsilon'
 VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'GPU code: if (sq <= d2 + 1e-6f)'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'pairs just outside δ (1e-7 .. 1e-6)'
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
 
 
 class Eps(Base2):

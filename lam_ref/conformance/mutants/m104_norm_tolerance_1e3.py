@@ -9,6 +9,7 @@ BUG = 'norm tolerance 1e-3'
 VIOLATES = 'VALID'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: #define NORM_TOL 1e-3f'
+NEEDS = 'rows with norm just outside the 1e-4 tolerance'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

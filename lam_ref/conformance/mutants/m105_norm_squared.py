@@ -11,7 +11,8 @@ BUG = 'tolerance applied to the squared norm'
 VIOLATES = 'VALID'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: if (fabs(dot(e, e) - 1.0) > 1e-4) reject;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'rows with norm inside the tolerance but |‖e‖² - 1| > 1e-4'
+CAUGHT_BY: tuple[str, ...] = ('validation.substitute',)
 
 
 class NormSquared(Base2):

@@ -11,7 +11,8 @@ BUG = 'norm checked on row 0 only'
 VIOLATES = 'VALID'
 CLASS = 'early exit'
 IDIOM = 'Python: assert abs(np.linalg.norm(e[0]) - 1) < tol'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'a non-unit row after row 0'
+CAUGHT_BY: tuple[str, ...] = ('validation.substitute', 'validation.online')
 
 
 class FirstRowOnly(Base2):

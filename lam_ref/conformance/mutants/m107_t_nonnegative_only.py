@@ -9,7 +9,8 @@ BUG = 't range checked as [0, 1]'
 VIOLATES = 'VALID'
 CLASS = 'special-cased threshold'
 IDIOM = 'Python: if not 0 <= t <= 1: raise ValueError'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'valid negative thresholds'
+CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties',)
 
 
 class NonNegative(Base2):

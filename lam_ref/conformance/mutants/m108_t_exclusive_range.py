@@ -9,7 +9,8 @@ BUG = 't range exclusive at both ends'
 VIOLATES = 'VALID'
 CLASS = 'off-by-one at turn boundary'
 IDIOM = 'C: if (!(t > -1.0 && t < 1.0)) return EINVAL;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'the valid end points t = ±1'
+CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties',)
 
 
 class Exclusive(Base2):

@@ -10,7 +10,8 @@ BUG = 'NaN threshold accepted'
 VIOLATES = 'VALID'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: if (t < -1.0 || t > 1.0) return EINVAL;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 't = NaN refused by substitute and OnlineSession'
+CAUGHT_BY: tuple[str, ...] = ('validation.substitute', 'validation.online')
 
 
 class NanPasses(Base2):

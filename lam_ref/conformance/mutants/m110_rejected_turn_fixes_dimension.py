@@ -12,6 +12,7 @@ BUG = 'dimension fixed before the turn is validated'
 VIOLATES = 'VALID'
 CLASS = 'stale cache'
 IDIOM = 'Python: self.dim = x.shape[1]; self._validate(x)'
+NEEDS = 'a rejected first turn must not fix the dimension'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -9,7 +9,8 @@ BUG = 'ids reserved before validation'
 VIOLATES = 'VALID'
 CLASS = 'stale cache'
 IDIOM = 'C: first = next_id; next_id += n; if (!valid(turn)) return -1;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'ids after a rejected turn'
+CAUGHT_BY: tuple[str, ...] = ('validation.online',)
 
 
 class IdsFirst(Base2):

@@ -11,6 +11,7 @@ BUG = 'empty result has dtype float64'
 VIOLATES = 'DEF1'
 CLASS = 'early exit'
 IDIOM = 'Python: return np.array(out)'
+NEEDS = 'empty turns (dtype of an empty π)'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

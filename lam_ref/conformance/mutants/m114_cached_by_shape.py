@@ -12,7 +12,8 @@ BUG = 'result cache keyed by shape and t, not content'
 VIOLATES = 'DEF1'
 CLASS = 'stale cache'
 IDIOM = 'Python: @functools.cache on a wrapper keyed by (e.shape, t)'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'two batches of one shape and threshold'
+CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties', 'validation.substitute')
 
 
 class CachedByShape(Base2):

@@ -9,7 +9,8 @@ BUG = 'δ² kept in a process-wide global'
 VIOLATES = 'ONLINE'
 CLASS = 'per-session global'
 IDIOM = 'C: static double g_d2; initialised on first lam_open()'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'sessions with different thresholds'
+CAUGHT_BY: tuple[str, ...] = ('online.equals_batch', 'online.sessions_independent', 'validation.online')
 
 
 class GlobalD2(Base2):

@@ -9,7 +9,8 @@ BUG = 'next id is a process-wide counter'
 VIOLATES = 'ONLINE'
 CLASS = 'per-session global'
 IDIOM = 'C: static int64_t g_next_id;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'two sessions, or a session after another'
+CAUGHT_BY: tuple[str, ...] = ('online.equals_batch', 'online.sessions_independent', 'validation.online')
 
 
 class GlobalNext(Base2):

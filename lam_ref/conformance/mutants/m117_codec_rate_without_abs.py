@@ -12,7 +12,8 @@ BUG = 'rate from max(d), not max(|d|)'
 VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'C: int m = *std::max_element(d, d + B); rate = 32 - __builtin_clz(m);'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'codec blocks whose largest |delta| is negative'
+CAUGHT_BY: tuple[str, ...] = ('codec.error_bound',)
 
 
 class RateNoAbs(Base2):

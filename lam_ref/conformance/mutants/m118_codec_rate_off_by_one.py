@@ -11,7 +11,8 @@ BUG = 'rate one short (floor(log2 m) instead of bit length)'
 VIOLATES = 'L2'
 CLASS = 'off-by-one at block boundary'
 IDIOM = 'C: rate = 31 - __builtin_clz(m);'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'codec bound on any data'
+CAUGHT_BY: tuple[str, ...] = ('codec.error_bound', 'codec.deterministic')
 
 
 class RateOffByOne(Base2):

@@ -12,6 +12,7 @@ BUG = 'rate via float32 log2 (one too many for m = 2^k - 1)'
 VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'CUDA: int rate = (int)log2f((float)m) + 1;'
+NEEDS = 'codec deltas of 2^k - 1 with k >= 25 (large quotients)'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

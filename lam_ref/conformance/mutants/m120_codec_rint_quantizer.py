@@ -13,6 +13,7 @@ BUG = 'round half to even instead of half up'
 VIOLATES = 'L2'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: lrint(x / (2*eb)) under the default rounding mode'
+NEEDS = 'codec-v1 byte vectors with rounding ties'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

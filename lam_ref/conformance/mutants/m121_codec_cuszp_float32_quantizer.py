@@ -13,6 +13,7 @@ BUG = "cuSZp's float32 quantizer"
 VIOLATES = 'L2'
 CLASS = 'special-cased threshold'
 IDIOM = 'CUDA (cuSZp): float y = x * (0.5f / eb); int q = (int)(y + 0.5f) - (y < -0.5f);'
+NEEDS = 'codec quotients beyond 2^24, or v1 tie vectors'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

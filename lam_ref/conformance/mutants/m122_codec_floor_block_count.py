@@ -10,7 +10,8 @@ BUG = 'block count floor(n / B): tail values lost'
 VIOLATES = 'L2'
 CLASS = 'off-by-one at block boundary'
 IDIOM = 'C: nblocks = n / B;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'codec n not a multiple of 32'
+CAUGHT_BY: tuple[str, ...] = ('codec.error_bound',)
 
 
 class FloorBlocks(Base2):

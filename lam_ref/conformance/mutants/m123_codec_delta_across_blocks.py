@@ -12,6 +12,7 @@ BUG = 'delta runs across block boundaries'
 VIOLATES = 'L2'
 CLASS = 'off-by-one at block boundary'
 IDIOM = 'C: prev kept across the block loop instead of reset to 0'
+NEEDS = 'codec-v1 byte vectors with several blocks'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -11,6 +11,7 @@ BUG = 'short-header test off by 4 (struct.error leaks)'
 VIOLATES = 'VALID'
 CLASS = 'off-by-one at block boundary'
 IDIOM = "Python: if len(b) < 24: raise ...; struct.unpack_from('<I', b, 24)"
+NEEDS = 'codec streams cut to 24..27 bytes'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

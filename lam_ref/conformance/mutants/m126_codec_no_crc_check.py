@@ -9,6 +9,7 @@ BUG = 'CRC never verified'
 VIOLATES = 'L2'
 CLASS = 'early exit'
 IDIOM = 'C: /* TODO: verify crc */'
+NEEDS = 'codec payload bit flips'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -9,6 +9,7 @@ BUG = 'trailing bytes ignored'
 VIOLATES = 'L2'
 CLASS = 'early exit'
 IDIOM = 'C: parse until the last block, never compare the cursor with the buffer end'
+NEEDS = 'codec streams with trailing bytes'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

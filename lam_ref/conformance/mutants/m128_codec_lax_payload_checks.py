@@ -9,6 +9,7 @@ BUG = 'decoder skips the canonical-payload checks'
 VIOLATES = 'L2'
 CLASS = 'early exit'
 IDIOM = 'C: decode whatever bits are there'
+NEEDS = 'crafted non-canonical codec payloads (sign on zero, padding, oversized rate)'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -9,6 +9,7 @@ BUG = 'reserved flags byte not checked'
 VIOLATES = 'L2'
 CLASS = 'early exit'
 IDIOM = 'C: /* flags reserved */ p += 1;'
+NEEDS = 'codec streams with the flags byte set'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -12,6 +12,7 @@ BUG = 'output allocated from an unchecked header n'
 VIOLATES = 'VALID'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: float *out = malloc(n * sizeof(float)); before validating'
+NEEDS = 'codec headers with a huge n'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -10,6 +10,7 @@ BUG = 'retained set is a 1,024-slot ring buffer (older retained rows forgotten)'
 VIOLATES = 'DEF1'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: static float kept[1024][D], index k % 1024'
+NEEDS = 'retained sets past 1,024 rows with a late repeat of an early row'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

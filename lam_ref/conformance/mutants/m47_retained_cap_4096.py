@@ -10,6 +10,7 @@ BUG = 'retained index silently stops growing at 4,096 rows'
 VIOLATES = 'DEF1'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C++: if (n_kept < MAX_KEPT) kept[n_kept++] = row;'
+NEEDS = 'retained sets past 4,096 rows with a late repeat'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

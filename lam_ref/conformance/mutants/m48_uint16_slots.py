@@ -11,6 +11,7 @@ BUG = 'retained-row slots stored as uint16 in the index (wrap past 65,536)'
 VIOLATES = 'DEF1'
 CLASS = 'integer width'
 IDIOM = 'Rust: Vec<u16> of slot numbers, `as u16` casts'
+NEEDS = 'retained sets past 65,536 rows'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

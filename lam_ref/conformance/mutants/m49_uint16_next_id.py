@@ -9,6 +9,7 @@ BUG = 'next chunk id kept in a uint16 counter (wraps at 65,536)'
 VIOLATES = 'DEF1'
 CLASS = 'integer width'
 IDIOM = 'C: uint16_t next_id; ++next_id'
+NEEDS = 'more than 65,536 arrivals with a retained row after id 65,535'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

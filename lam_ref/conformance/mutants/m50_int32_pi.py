@@ -10,7 +10,8 @@ BUG = 'π returned as int32'
 VIOLATES = 'DEF1'
 CLASS = 'integer width'
 IDIOM = 'C: int32_t *pi; numpy view of the C buffer'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'the int64 return type'
+CAUGHT_BY: tuple[str, ...] = ('substitute.contract', 'substitute.sound', 'substitute.equals_oracle')
 
 
 class Int32Pi(Base2):

@@ -9,10 +9,11 @@ import numpy as np
 from ._base2 import Base2, export
 
 BUG = 'intra-turn matches only inside 64-row tiles'
-VIOLATES = 'ONLINE'
+VIOLATES = 'DEF1'
 CLASS = 'off-by-one at block boundary'
 IDIOM = 'CUDA: __shared__ float tile[64][D]; earlier tiles of the turn not re-read'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'turns (and batches) longer than 64 rows with matches across a 64-row tile'
+CAUGHT_BY: tuple[str, ...] = ('substitute.large',)
 
 
 class Tile64(Base2):

@@ -9,6 +9,7 @@ BUG = 'L0 seen-set capped at 1,024 entries (FIFO eviction)'
 VIOLATES = 'L0'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: uint64_t seen[1024] ring, seen[n++ % 1024] = h'
+NEEDS = 'L0 seen-sets past 1,024 distinct lines with a late repeat'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -12,7 +12,8 @@ BUG = 'seen-set is a 4,096-bucket bitset without key comparison'
 VIOLATES = 'L0'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: uint8_t seen[4096/8]; bit h & 4095'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'L0 over more than ~100 distinct lines (bucket collisions)'
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
 
 
 class Bitset:

@@ -9,6 +9,7 @@ BUG = 'line key truncated to a 256-byte buffer'
 VIOLATES = 'L0'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: char key[256]; strncpy(key, line, sizeof key)'
+NEEDS = 'L0 lines longer than 256 bytes that share a long prefix'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

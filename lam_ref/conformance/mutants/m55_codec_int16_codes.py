@@ -11,7 +11,8 @@ BUG = 'quantization codes kept in int16 (silent wrap)'
 VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'C: short q = (short)lrint(x / (2*eb));'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'codec quotients |x|/(2 eb) beyond 2^15'
+CAUGHT_BY: tuple[str, ...] = ('codec.error_bound',)
 
 
 class Int16Codes(Base2):

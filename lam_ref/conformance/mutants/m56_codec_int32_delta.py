@@ -11,6 +11,7 @@ BUG = 'codec deltas computed in int32 (overflow on large swings)'
 VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'C: int32_t d = q[j] - q[j-1];'
+NEEDS = 'codec codes near ±2^31 with sign swings'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -10,6 +10,7 @@ BUG = 'code limit off by one (accepts |q| = 2³¹)'
 VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'C: if (llabs(q) > (1LL << 31)) error();'
+NEEDS = 'codec refusal exactly at |q| = 2^31 (encode, or decode of a crafted stream)'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -12,6 +12,7 @@ BUG = 'eb stored and used as float32 in the stream'
 VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'CUDA (cuSZp): float errorBound passed to the kernel'
+NEEDS = "codec quotients beyond ~2^23 (eb's float32 rounding), or v1 byte vectors"
 CAUGHT_BY: tuple[str, ...] = ()
 
 

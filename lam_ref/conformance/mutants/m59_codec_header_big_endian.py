@@ -12,6 +12,7 @@ BUG = 'codec header fields big-endian'
 VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'C: htonl/htobe64 on the header fields'
+NEEDS = 'codec-v1 byte vectors (decode reference bytes / compare encoded bytes)'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

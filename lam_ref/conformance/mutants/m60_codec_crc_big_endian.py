@@ -11,6 +11,7 @@ BUG = 'CRC-32 stored big-endian'
 VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = "Python: crc.to_bytes(4, 'big'), as zlib/PNG trailers"
+NEEDS = 'codec-v1 byte vectors'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -11,6 +11,7 @@ BUG = 'CRC-32 does not cover the header'
 VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'C: crc32(0, body, body_len) written after the header is built'
+NEEDS = 'header bit flips (eb field) must be refused'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

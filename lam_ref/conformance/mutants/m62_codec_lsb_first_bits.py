@@ -12,6 +12,7 @@ BUG = 'bitmaps packed LSB-first'
 VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'C: byte |= bit << (j & 7)'
+NEEDS = 'codec-v1 byte vectors'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

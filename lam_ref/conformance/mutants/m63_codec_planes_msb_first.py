@@ -9,6 +9,7 @@ BUG = 'bit planes in most-significant-first order'
 VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'C: for (p = rate - 1; p >= 0; --p) write_plane(p);'
+NEEDS = 'codec-v1 byte vectors'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -12,6 +12,7 @@ BUG = 'embeddings read as raw little-endian bytes (ignores dtype byte order)'
 VIOLATES = 'VALID'
 CLASS = 'byte order'
 IDIOM = 'C extension: (float *)PyArray_DATA(arr) without checking PyArray_ISNOTSWAPPED'
+NEEDS = 'big-endian float32 embeddings'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

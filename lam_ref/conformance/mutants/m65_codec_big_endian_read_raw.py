@@ -11,6 +11,7 @@ BUG = 'codec input read as raw little-endian bytes'
 VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'Rust: bytemuck::cast_slice::<u8, f32>(buf) on network-order data'
+NEEDS = 'big-endian float32 codec input'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

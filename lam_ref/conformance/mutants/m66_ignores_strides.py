@@ -12,6 +12,7 @@ BUG = 'embeddings read from the data pointer with assumed C strides'
 VIOLATES = 'VALID'
 CLASS = 'memory layout'
 IDIOM = 'C: float *p = PyArray_DATA(a); p[i*D + j] without PyArray_STRIDES'
+NEEDS = 'non-contiguous (strided) embeddings'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

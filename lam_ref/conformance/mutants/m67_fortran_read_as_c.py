@@ -11,6 +11,7 @@ BUG = 'F-ordered embeddings read in memory order as C order'
 VIOLATES = 'VALID'
 CLASS = 'memory layout'
 IDIOM = 'C++/Eigen: Map<Matrix<float, Dynamic, Dynamic, RowMajor>> over a column-major buffer'
+NEEDS = 'Fortran-ordered embeddings'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -11,6 +11,7 @@ BUG = 'codec input read with assumed unit stride'
 VIOLATES = 'L2'
 CLASS = 'memory layout'
 IDIOM = 'C: const float *x = PyArray_DATA(a); for (i < n) x[i]'
+NEEDS = 'non-contiguous codec input'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

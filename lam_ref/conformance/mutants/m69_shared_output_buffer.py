@@ -12,7 +12,8 @@ BUG = 'returns a view of a reused output buffer'
 VIOLATES = 'DEF1'
 CLASS = 'aliasing'
 IDIOM = 'C: static int64_t out[MAX]; return out;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'aliasing: a returned π must not change when the next call runs on other input'
+CAUGHT_BY: tuple[str, ...] = ('online.equals_batch', 'online.sessions_independent', 'validation.online')
 
 
 class SharedOut(Base2):

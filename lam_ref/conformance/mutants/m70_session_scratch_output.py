@@ -12,7 +12,8 @@ BUG = "admit returns a view of the session's scratch buffer"
 VIOLATES = 'ONLINE'
 CLASS = 'aliasing'
 IDIOM = 'C++: std::vector<int64_t> scratch_; return span(scratch_)'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'aliasing across admits of one session'
+CAUGHT_BY: tuple[str, ...] = ('online.equals_batch', 'online.sessions_independent', 'validation.online')
 
 
 class Scratch(Base2):

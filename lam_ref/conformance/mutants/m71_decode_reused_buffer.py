@@ -11,6 +11,7 @@ BUG = 'codec_decode returns a view of a reused buffer'
 VIOLATES = 'L2'
 CLASS = 'aliasing'
 IDIOM = 'numcodecs style decode(buf, out=self._out) with a cached out'
+NEEDS = 'aliasing across codec_decode calls'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

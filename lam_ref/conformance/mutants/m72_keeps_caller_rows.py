@@ -12,6 +12,7 @@ BUG = "retained rows alias the caller's input buffer (zero-copy)"
 VIOLATES = 'ONLINE'
 CLASS = 'aliasing'
 IDIOM = "Rust/C++: storing &[f32] / float* into the caller's buffer"
+NEEDS = 'a caller that reuses (overwrites) its input buffer between turns'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

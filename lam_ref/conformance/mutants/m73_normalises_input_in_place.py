@@ -11,7 +11,8 @@ BUG = 'renormalises the input array in place'
 VIOLATES = 'DEF1'
 CLASS = 'aliasing'
 IDIOM = 'NumPy: np.divide(e, norms, out=e)'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'input left untouched'
+CAUGHT_BY: tuple[str, ...] = ('substitute.contract', 'substitute.sound', 'substitute.large')
 
 
 class InPlace(Base2):

@@ -9,6 +9,7 @@ BUG = 'dedup_lines overwrites the input list in place'
 VIOLATES = 'L0'
 CLASS = 'aliasing'
 IDIOM = 'Python: records[i] = residual; return records'
+NEEDS = 'L0 input list left untouched (and a fresh output list)'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

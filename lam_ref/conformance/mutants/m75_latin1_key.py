@@ -9,6 +9,7 @@ BUG = "line key encoded as Latin-1 with errors='replace'"
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = "Python 2 habit / C: narrow char conversion with '?' fallback"
+NEEDS = 'L0 on non-Latin text'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

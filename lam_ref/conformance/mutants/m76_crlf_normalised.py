@@ -10,6 +10,7 @@ BUG = 'CRLF normalised to LF before L0'
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'Python: open(path, newline=None); C++: std::getline in text mode on Windows'
+NEEDS = 'L0 on CRLF text'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

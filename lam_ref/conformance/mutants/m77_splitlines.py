@@ -9,7 +9,8 @@ BUG = "str.splitlines() instead of split('\\\\n')"
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'Python: text.splitlines()'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'L0 on lone CR, form feed, U+2028 and a trailing newline'
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
 
 
 class Splitlines(Base2):

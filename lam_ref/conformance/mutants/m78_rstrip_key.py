@@ -9,6 +9,7 @@ BUG = 'trailing whitespace stripped before hashing'
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'C: trim_right(buf) before hashing; Python line.rstrip()'
+NEEDS = 'L0 lines differing only in trailing whitespace'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -9,6 +9,7 @@ BUG = 'trailing CR removed from the key'
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = "C: if (len && buf[len-1] == '\\\\r') buf[--len] = 0;"
+NEEDS = 'L0 on CRLF and LF copies of one line'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

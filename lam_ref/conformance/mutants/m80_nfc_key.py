@@ -11,6 +11,7 @@ BUG = 'NFC-normalised line comparison'
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'Swift: String == compares canonically equivalent strings as equal'
+NEEDS = 'L0 on canonically equivalent but different Unicode lines'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

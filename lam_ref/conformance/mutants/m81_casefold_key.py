@@ -9,6 +9,7 @@ BUG = 'case-insensitive line comparison'
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'C: strcasecmp / SQL COLLATE NOCASE'
+NEEDS = 'L0 lines differing only in case'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

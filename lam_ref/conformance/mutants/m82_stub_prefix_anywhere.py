@@ -9,6 +9,7 @@ BUG = 'stub test uses `in` instead of startswith'
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'C: strstr(line, PREFIX) != NULL'
+NEEDS = 'L0 lines containing the stub prefix mid-line'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

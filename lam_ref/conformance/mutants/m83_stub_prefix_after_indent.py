@@ -10,6 +10,7 @@ BUG = 'stub test ignores leading whitespace'
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'Python: line.lstrip().startswith(PREFIX)'
+NEEDS = 'L0 indented lines starting with the stub prefix'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

@@ -9,7 +9,8 @@ BUG = "whitespace-only test knows only ' '"
 VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'C: strspn(line, " ") == len'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'L0 whitespace-only lines of tabs'
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
 
 
 class SpacesOnly(Base2):

@@ -9,7 +9,8 @@ BUG = 'trailing run of a record lost (no final flush)'
 VIOLATES = 'L0'
 CLASS = 'off-by-one at record boundary'
 IDIOM = 'C: flush inside the loop only, missing the after-loop flush'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'L0 runs at the end of a record'
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
 
 
 class NoFinalFlush(Base2):

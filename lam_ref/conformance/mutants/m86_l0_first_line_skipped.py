@@ -9,7 +9,8 @@ BUG = 'first line of each record bypasses L0'
 VIOLATES = 'L0'
 CLASS = 'off-by-one at record boundary'
 IDIOM = 'C: for (j = 1; j < nlines; ++j)'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'L0 repeats on the first line of a record'
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
 
 
 class FirstLineSkipped(Base2):

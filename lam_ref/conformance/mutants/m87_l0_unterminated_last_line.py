@@ -9,7 +9,8 @@ BUG = 'last line without a terminator bypasses L0'
 VIOLATES = 'L0'
 CLASS = 'off-by-one at record boundary'
 IDIOM = 'C: while (getline(...)) loop that handles only complete lines'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'L0 repeats on an unterminated last line'
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
 
 
 class Unterminated(Base2):

@@ -9,7 +9,8 @@ BUG = 'L0 run carried across records'
 VIOLATES = 'L0'
 CLASS = 'off-by-one at record boundary'
 IDIOM = 'C: static int run; flushed at the next kept line, whatever record it is in'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'L0 runs at a record boundary'
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
 
 
 class RunAcross(Base2):

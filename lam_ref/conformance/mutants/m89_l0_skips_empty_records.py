@@ -9,6 +9,7 @@ BUG = 'empty records dropped from the output'
 VIOLATES = 'L0'
 CLASS = 'early exit'
 IDIOM = 'Python: if not rec: continue'
+NEEDS = 'L0 with empty records'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

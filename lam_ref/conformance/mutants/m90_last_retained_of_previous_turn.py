@@ -10,7 +10,8 @@ BUG = 'last retained row of earlier turns invisible to the next turn'
 VIOLATES = 'ONLINE'
 CLASS = 'off-by-one at turn boundary'
 IDIOM = 'C: for (j = 0; j < n_kept_before - 1; ++j)'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = "online splits where a turn's first arrival matches the last retained row"
+CAUGHT_BY: tuple[str, ...] = ('online.equals_batch', 'online.sessions_independent', 'validation.online')
 
 
 class LastOfPrevTurn(Base2):

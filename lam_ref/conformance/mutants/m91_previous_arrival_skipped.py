@@ -12,7 +12,8 @@ BUG = 'the immediately preceding arrival of the turn is never a candidate'
 VIOLATES = 'ONLINE'
 CLASS = 'off-by-one at turn boundary'
 IDIOM = 'C: for (j = turn_start; j < i - 1; ++j)'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'consecutive near-duplicates within one turn'
+CAUGHT_BY: tuple[str, ...] = ('substitute.equals_oracle', 'substitute.shared_blocks', 'substitute.chain')
 
 
 class PrevArrival(Base2):

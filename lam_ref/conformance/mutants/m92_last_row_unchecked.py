@@ -11,7 +11,8 @@ BUG = 'last row of the batch never compared'
 VIOLATES = 'DEF1'
 CLASS = 'off-by-one at block boundary'
 IDIOM = 'C: for (i = 1; i < n - 1; ++i) ...; pi[n-1] = n-1;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'a last row with an earlier witness'
+CAUGHT_BY: tuple[str, ...] = ('substitute.equals_oracle', 'substitute.shared_blocks', 'substitute.chain')
 
 
 class LastRow(Base2):

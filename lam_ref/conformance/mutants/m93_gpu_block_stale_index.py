@@ -12,7 +12,8 @@ BUG = 'index updated only between 256-row blocks'
 VIOLATES = 'DEF1'
 CLASS = 'stale cache'
 IDIOM = 'CUDA: one kernel launch per block reads the retained set copied before the launch'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'batches longer than 256 rows with matches inside a block'
+CAUGHT_BY: tuple[str, ...] = ('substitute.equals_oracle', 'substitute.shared_blocks', 'substitute.chain')
 
 
 class StaleBlock(Base2):

@@ -9,7 +9,8 @@ BUG = '`break` instead of `continue` in the candidate loop'
 VIOLATES = 'DEF1'
 CLASS = 'early exit'
 IDIOM = 'C: if (sq > d2) break;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'a far retained row before the witness'
+CAUGHT_BY: tuple[str, ...] = ('substitute.equals_oracle', 'substitute.shared_blocks', 'substitute.chain')
 
 
 class BreakEarly(Base2):

@@ -9,7 +9,8 @@ BUG = 't == 1 short-circuits to no merges'
 VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'Python: if t >= 1.0: return np.arange(n)'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'duplicates at t = 1'
+CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties',)
 
 
 class T1NoMerge(Base2):

@@ -10,6 +10,7 @@ BUG = 't == -1 short-circuits to everything merging'
 VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'Python: if t <= -1: return np.zeros(n, np.int64)'
+NEEDS = 't = -1 with antipodal rows of norm slightly above 1'
 CAUGHT_BY: tuple[str, ...] = ()
 
 

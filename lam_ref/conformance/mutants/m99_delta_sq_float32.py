@@ -11,7 +11,8 @@ BUG = 'δ² = 2 - 2t computed in float32'
 VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'CUDA: const float d2 = 2.0f - 2.0f * t;'
-CAUGHT_BY: tuple[str, ...] = ()
+NEEDS = 'pairs a hair outside δ where float32(2 - 2t) rounds'
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
 
 
 class D2Float32(Base2):
