@@ -20,6 +20,8 @@ CUDA port is usually laid out, so that a mutant can put one realistic bug where 
 
 from __future__ import annotations
 
+import itertools
+import math
 import struct
 import zlib
 from typing import Any
@@ -27,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from ...geometry import LamValueError
-from ._base import Base, export
+from ._base import Base
+from ._base import export as _export
 
 __all__ = ["Base2", "Session2", "export"]
 
@@ -52,7 +55,7 @@ class Session2:
 
     # -- the retained buffer ---------------------------------------------------------------------
     def key(self, x: np.ndarray) -> tuple[int, ...]:
-        return tuple(np.floor(x[: self.owner.GRID_DIMS] / self.cell).astype(np.int64).tolist())
+        return tuple(math.floor(v / self.cell) for v in x[: self.owner.GRID_DIMS].tolist())
 
     def push(self, x: np.ndarray, cid: int) -> None:
         if self.count == self.rows.shape[0]:
@@ -72,16 +75,25 @@ class Session2:
         """Buffer slots in the 3^k cells around ``x`` (every row within δ is among them), ascending."""
         k = self.key(x)
         slots: list[int] = []
-        for off in np.ndindex(*(3,) * len(k)):
-            slots.extend(self.grid.get(tuple(c + o - 1 for c, o in zip(k, off)), ()))
+        for off in itertools.product((-1, 0, 1), repeat=len(k)):
+            slots.extend(self.grid.get(tuple(c + o for c, o in zip(k, off)), ()))
         return np.array(sorted(slots), dtype=np.int64)
 
     def admit(self, embeddings: Any) -> np.ndarray:
         return self.owner.admit2(self, embeddings)
 
 
+def export(impl: Base2, namespace: dict[str, Any]) -> None:
+    """Put the SPEC §15 names of ``impl`` into a module's ``namespace``, with its ``PROFILES``."""
+    _export(impl, namespace)
+    namespace["PROFILES"] = set(impl.PROFILES)
+
+
 class Base2(Base):
     """A correct SPEC §15 implementation with port-style hooks (see the module docstring)."""
+
+    #: The profiles it claims (SPEC §15.4): the codec is byte format version 1; L0 stubs are its own.
+    PROFILES = frozenset({"core", "online", "l0", "codec-bound", "codec-v1"})
 
     Session = Session2
     GRID_DIMS = 2
@@ -189,7 +201,7 @@ class Base2(Base):
         e = self.ingest(embeddings, s.dim)
         n = e.shape[0]
         pi = np.empty(n, dtype=np.int64)
-        if n and s.dim is None:
+        if s.dim is None:  # the first accepted turn, even an empty one, fixes D (SPEC §6.1)
             s.dim = e.shape[1]
         for k in range(n):
             pi[k] = self.decide_row(s, e[k], self.assign_id(s, k))
@@ -264,10 +276,11 @@ class Base2(Base):
 
     def quantize(self, x: np.ndarray, eb: float) -> np.ndarray:
         """docs/codec.md: y = x / (2 eb) in float64, round half up, |q| <= 2**31 - 1."""
-        y = x / (2.0 * eb)
-        f = np.floor(y)
-        q = f + (y - f >= 0.5)
-        if q.size and np.abs(q).max() > self.QMAX:
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = x / (2.0 * eb)
+            f = np.floor(y)
+            q = f + (y - f >= 0.5)
+        if q.size and not np.abs(q).max() <= self.QMAX:
             raise LamValueError(f"eb = {eb!r} is too small for x: a code exceeds 2**31 - 1")
         return q.astype(np.int64)
 

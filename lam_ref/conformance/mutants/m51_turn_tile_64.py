@@ -23,7 +23,7 @@ class Tile64(Base2):
         e = self.ingest(embeddings, s.dim)
         n = e.shape[0]
         pi = np.empty(n, dtype=np.int64)
-        if n and s.dim is None:
+        if s.dim is None:
             s.dim = e.shape[1]
         turn0 = s.count
         for k in range(n):

@@ -24,7 +24,7 @@ class ZeroCopy(Base2):
             s.views = []
         n = e.shape[0]
         pi = np.empty(n, dtype=np.int64)
-        if n and s.dim is None:
+        if s.dim is None:
             s.dim = e.shape[1]
         for k in range(n):
             cid = s.next_id + k

@@ -17,6 +17,8 @@ ALLOWED = 'own codec format (zlib of int32 codes)'
 
 
 class OwnCodec(Base2):
+    PROFILES = frozenset({"core", "online", "l0", "codec-bound"})  # its own format: codec-bound, not codec-v1
+
     def codec_encode(self, x, eb):
         ebv = self.check_eb(eb)
         q = self.quantize(self.read_vector(x), ebv)
