@@ -71,6 +71,9 @@ API_MODULES = [
     # the conformance suite (docs/conformance.md)
     "lam_ref.conformance",
     "lam_ref.conformance.checks",
+    "lam_ref.conformance.checks_edges",
+    "lam_ref.conformance.profiles",
+    "lam_ref.conformance.registry",
     "lam_ref.conformance.harness",
     "lam_ref.conformance.impl",
     "lam_ref.conformance.runner",

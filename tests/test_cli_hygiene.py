@@ -21,7 +21,7 @@ from lam_ref.cli import main
 from lam_ref.text import encoders as encoders_mod
 
 OBS = "collected 2 items\n\ntest_x.py ..  [100%]\n2 passed in 0.01s"
-SUBCOMMANDS = ["bands", "bench", "cct", "compact", "compare", "conform", "determinism", "model", "pairs", "restore",
+SUBCOMMANDS = ["audit", "bands", "bench", "cct", "compact", "compare", "conform", "determinism", "model", "pairs", "restore",
                "substitute", "sweep", "verify"]
 
 

@@ -44,6 +44,51 @@ def test_walkthrough_runs_as_written(tmp_path):
             assert needle in out, f"step {body.strip()[:80]!r}: output lacks {needle!r}\n{out[-4000:]}"
 
 
+def test_generated_tables_equal_the_registry():
+    """issue 20 item 6: the check table and the profile table on docs/conformance.md are generated from the one
+    registration (the @check decorator): the page holds them verbatim (regenerate with
+    ``python -m lam_ref.conformance.registry --write docs/conformance.md``)."""
+    from lam_ref.conformance.profiles import markdown_table
+    from lam_ref.conformance.registry import checks_table
+
+    text = DOC.read_text(encoding="utf-8")
+    for name, table in (("checks-table", checks_table()), ("profiles-table", markdown_table(CHECKS))):
+        m = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", text, re.S)
+        assert m is not None, f"docs/conformance.md lacks the generated {name} block"
+        assert m.group(1) == table, f"docs/conformance.md's {name} differs from the registry; regenerate it:\n{table}"
+
+
+def test_check_module_names_derive_from_the_registry():
+    """``lam_ref.conformance.checks.__all__`` lists exactly the check functions that module registers, and
+    every registered check comes from a module of the registry's known list."""
+    import lam_ref.conformance.checks as checks_mod
+    from lam_ref.conformance.registry import CHECK_MODULES
+
+    mine = {c.func.__name__ for c in CHECKS if c.func.__module__ == checks_mod.__name__}
+    listed = {n for n in checks_mod.__all__ if n.startswith("check_")}
+    assert listed == mine, f"checks.__all__ {sorted(listed)} differs from its registered checks {sorted(mine)}"
+    modules = {name for name, _ in CHECK_MODULES}
+    strays = sorted({c.func.__module__ for c in CHECKS} - modules)
+    assert not strays, f"checks registered from modules outside CHECK_MODULES: {strays}"
+
+
+def test_codec_page_worked_example_is_a_complete_vector():
+    """A12: docs/codec.md prints the whole worked stream, CRC included; those bytes are what the check
+    codec.v1_format requires, they decode to the values the page lists, and the v1 encoder writes them."""
+    import numpy as np
+
+    from lam_ref.codec import codec_decode, codec_encode
+    from lam_ref.conformance.checks_edges import HAND_DECODED, HAND_STREAM, HAND_X
+
+    page = (DOC.parent / "codec.md").read_text(encoding="utf-8")
+    m = re.search(r"`(4C535A50 [0-9A-F ]+)`", page)
+    assert m is not None and "<crc32>" not in page, "docs/codec.md must print the worked stream in full"
+    blob = bytes.fromhex(m.group(1).replace(" ", ""))
+    assert blob == HAND_STREAM, f"the page's stream {blob.hex()} differs from the check's {HAND_STREAM.hex()}"
+    assert np.array_equal(codec_decode(blob), HAND_DECODED), "the page's stream does not decode to 3, 0, 1 x30, -1, -1, 0 x6"
+    assert codec_encode(HAND_X, 0.5) == blob, "the v1 encoder does not write the page's stream"
+
+
 def test_page_lists_every_check_and_mutant():
     """The 'What is checked' table names every registered check with its claim; the mutant table names
     every shipped mutant with the claim it declares."""

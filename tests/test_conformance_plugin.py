@@ -196,7 +196,7 @@ def test_runs_from_an_installed_wheel_outside_the_checkout(tmp_path):
     where = _run([sys.executable, "-c", "import lam_ref.conformance.suite as s; print(s.__file__)"], work, **env)
     assert where.stdout.strip().startswith(str(site)), f"the checkout shadows the installed copy: {where.stdout}"
     res = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "lam_ref.conformance.suite",
-                "-k", "exact_ties or contract", "--lam-report=r.json"], work, **env)
+                "--lam-impl=lam_ref.conformance.adapter", "-k", "exact_ties or contract", "--lam-report=r.json"], work, **env)
     assert res.returncode == 0 and "2 passed" in res.stdout, f"installed suite failed:\n{res.stdout[-2000:]}"
     assert _report(work / "r.json")["suite"]["commit"] is None, "an installed suite is outside any git checkout"
     cli = _run([sys.executable, "-m", "lam_ref.cli", "conform", "--impl", "lam_ref.conformance.independent", "-k", "boundary"], work, **env)

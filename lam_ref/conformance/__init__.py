@@ -17,9 +17,10 @@ from false alarms by :mod:`lam_ref.conformance.independent`.
 """
 
 from . import checks
-from .checks import CHECKS, yield_checks
+from .checks import yield_checks
 from .harness import Check, CheckSkipped, Context
 from .impl import DEFAULT_IMPL, Implementation, load_implementation
+from .registry import CHECKS
 from .runner import CheckResult, ConformanceFailure, assert_conforms, read_id_file, run_checks
 
 __all__ = [

@@ -12,9 +12,10 @@ import numpy as np
 
 from .report import execution_target
 
-__all__ = ["DEFAULT_IMPL", "PART_ATTRIBUTES", "Implementation"]
+__all__ = ["DEFAULT_IMPL", "EXEC_PARTS", "PART_ATTRIBUTES", "Implementation"]
 
-#: The implementation checked when neither ``--lam-impl`` nor ``LAM_IMPL`` names one.
+#: lam_ref's own adapter. It is no longer a silent default: the suite refuses to run until an
+#: implementation is chosen (``--lam-impl`` / ``LAM_IMPL``); lam_ref's tests choose this one.
 DEFAULT_IMPL = "lam_ref.conformance.adapter"
 #: SPEC §15 parts and the module attributes each needs.
 PART_ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -22,7 +23,10 @@ PART_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "online": ("OnlineSession",),
     "lines": ("dedup_lines", "STUB_PREFIX"),
     "codec": ("codec_encode", "codec_decode"),
+    "session": ("session_save", "session_load"),
 }
+#: The parts the exec protocol carries (session files are in-process only).
+EXEC_PARTS = ("substitute", "online", "lines", "codec")
 
 
 class Implementation:
@@ -38,6 +42,9 @@ class Implementation:
     expected_failures: dict[str, str]
     parts: dict[str, bool]
     missing_reasons: dict[str, str]
+    #: the declared profiles (SPEC §15.4); ``profiles_declared`` is False when they are the defaults
+    profiles: frozenset[str] = frozenset()
+    profiles_declared: bool = False
 
     def has(self, part: str) -> bool:
         return bool(self.parts.get(part))
@@ -59,6 +66,14 @@ class Implementation:
     def codec_decode(self, data: bytes) -> Any:
         raise NotImplementedError
 
+    def session_save(self, session: Any, path: str) -> Any:
+        """Write ``session`` (from :meth:`online_session`) to ``path`` in save format v1 (SPEC §6.3)."""
+        raise NotImplementedError
+
+    def session_load(self, path: str, t: float) -> Any:
+        """A session restored from ``path`` (SPEC §6.3); its ``admit`` continues where it stopped."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Release resources (an exec server process)."""
 
@@ -74,6 +89,8 @@ class Implementation:
             "missing": dict(self.missing_reasons),
             "target": self.target,
             "expected_failures": dict(self.expected_failures),
+            "profiles": sorted(self.profiles),
+            "profiles_declared": self.profiles_declared,
         }
 
     def header_lines(self) -> list[str]:
@@ -83,6 +100,7 @@ class Implementation:
             f"lam_ref conformance: implementation {d['spec']} ({d['kind']})",
             f"  name {d['name']}, version {d['version']}, COMPLETE={d['complete']}",
             f"  parts provided: {', '.join(provided)}",
+            f"  profiles {'declared' if d['profiles_declared'] else 'by default (no PROFILES)'}: {', '.join(d['profiles'])}",
         ]
         for part, why in d["missing"].items():
             lines.append(f"  part {part} missing: {why}")

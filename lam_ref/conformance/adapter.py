@@ -24,8 +24,10 @@ from ..substitution import substitute as _substitute
 NAME = "lam_ref (exhaustive)"
 COMPLETE = True
 EXHAUSTIVE = True
+#: Every profile of SPEC §15.4: lam_ref is the reference for the byte-exact formats too.
+PROFILES = {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "session-v1"}
 
-__all__ = ["COMPLETE", "NAME", "OnlineSession", "substitute", "__version__"]
+__all__ = ["COMPLETE", "NAME", "OnlineSession", "PROFILES", "session_load", "session_save", "substitute", "__version__"]
 
 
 def substitute(embeddings: Any, t: float) -> np.ndarray:
@@ -43,6 +45,18 @@ class OnlineSession:
 
     def admit(self, embeddings: Any) -> np.ndarray:
         return self._session.admit(embeddings).pi
+
+
+def session_save(session: OnlineSession, path: Any) -> None:
+    """Save ``session`` in lam_ref's session format v1 (SPEC §6.3, profile ``session-v1``)."""
+    session._session.save(path)
+
+
+def session_load(path: Any, t: float) -> OnlineSession:
+    """Restore a session saved in format v1 (SPEC §6.3); a corrupt file raises ``SessionFileError`` (a ValueError)."""
+    restored = OnlineSession.__new__(OnlineSession)
+    restored._session = _Session.load(path, t=t)
+    return restored
 
 
 def _optional(module: str) -> Any:

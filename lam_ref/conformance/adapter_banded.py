@@ -19,8 +19,9 @@ from . import adapter as _exhaustive
 
 NAME = "lam_ref (banded r=4, rel=0.2)"
 COMPLETE = False
+PROFILES = {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1"}
 
-__all__ = ["COMPLETE", "NAME", "OnlineSession", "substitute", "__version__"]
+__all__ = ["COMPLETE", "NAME", "OnlineSession", "PROFILES", "substitute", "__version__"]
 
 
 def substitute(embeddings: Any, t: float) -> np.ndarray:

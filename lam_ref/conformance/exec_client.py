@@ -30,7 +30,7 @@ import numpy as np
 
 from ..geometry import LamValueError
 from . import protocol as P
-from ._implementation import PART_ATTRIBUTES, Implementation
+from ._implementation import EXEC_PARTS, PART_ATTRIBUTES, Implementation
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -271,9 +271,9 @@ class ExecImplementation(Implementation):
         parts = info.get("parts")
         if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
             raise ExecProtocolError(f"exec server {self.command!r}: hello must list its parts, got {parts!r}")
-        unknown = sorted(set(parts) - set(PART_ATTRIBUTES))
+        unknown = sorted(set(parts) - set(EXEC_PARTS))
         if unknown:
-            raise ExecProtocolError(f"exec server {self.command!r} lists unknown parts {unknown}; known: {list(PART_ATTRIBUTES)}")
+            raise ExecProtocolError(f"exec server {self.command!r} lists unknown parts {unknown}; known: {list(EXEC_PARTS)}")
         self.name = str(info.get("name", self.command))
         self.version = str(info.get("version", "unknown"))
         complete = info.get("complete", True)
@@ -291,6 +291,14 @@ class ExecImplementation(Implementation):
         if self.parts["lines"] and (not isinstance(prefix, str) or not prefix or "\n" in prefix):
             raise ExecProtocolError(f"exec server {self.command!r} provides lines but its stub_prefix is {prefix!r}")
         self.stub_prefix = prefix if self.parts["lines"] else None
+        from .profiles import default_profiles, validate_profiles  # noqa: PLC0415 - avoids an import cycle
+
+        declared = info.get("profiles")
+        self.profiles_declared = declared is not None
+        try:
+            self.profiles = default_profiles(self.parts) if declared is None else validate_profiles(declared, self.parts, self.command)
+        except ValueError as exc:
+            raise ExecProtocolError(f"exec server {self.command!r}: {exc}") from exc
 
     def _call(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         with self._lock:

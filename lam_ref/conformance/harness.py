@@ -2,8 +2,13 @@
 
 A check is a plain function ``check_x(impl, ctx=None)`` (scikit-learn style) registered with
 :func:`check`, which records its id, the claim ID it covers (``DEF1``, ``ONLINE``, ...), the SPEC
-item and the parts of SPEC §15 it needs. Calling it raises ``AssertionError`` on a violation,
-:class:`CheckSkipped` when it does not apply, and returns ``None`` when the implementation conforms.
+item, the parts of SPEC §15 it needs and the profiles (:mod:`lam_ref.conformance.profiles`) it
+belongs to. Calling it raises ``AssertionError`` on a violation, :class:`CheckSkipped` when it does
+not apply, and returns ``None`` when the implementation conforms.
+
+The decorator is the **one registration**: it adds the check to :data:`REGISTRY` (in definition
+order). :mod:`lam_ref.conformance.registry` imports the known list of check modules and derives
+``CHECKS``, the docs tables and the ``lam-ref conform --list`` output from it.
 
 Property checks run through :meth:`Context.run`, a thin wrapper over ``hypothesis.given`` that
 fixes the settings (derandomized by default, random in thorough mode, no example database, no
@@ -30,6 +35,7 @@ __all__ = [
     "CheckSkipped",
     "Context",
     "HypothesisStats",
+    "REGISTRY",
     "SPEC_ITEM_IDS",
     "check",
     "to_jsonable",
@@ -45,6 +51,10 @@ SPEC_ITEM_IDS = {
     "L0": "SPEC §7 exact line deduplication",
     "L2": "SPEC §9 error-bounded codec",
 }
+
+
+#: Every check registered by :func:`check`, by id, in registration order.
+REGISTRY: dict[str, Check] = {}
 
 
 class CheckSkipped(Exception):
@@ -150,6 +160,11 @@ class Check:
     #: The deliberately wrong implementations (:mod:`lam_ref.conformance.mutants`) this check
     #: is shown to reject (metadata as data; ``tests/test_conformance_mutants.py`` holds it true).
     shown_to_fail_on: tuple[str, ...] = ()
+    #: The profiles (:data:`lam_ref.conformance.profiles.PROFILES`) whose MUST rules this check tests.
+    profiles: tuple[str, ...] = ("core",)
+    #: A check whose cases are large by construction (seconds on a slow implementation); the mutant
+    #: meta-test runs it only on the mutants it names (and on every correct implementation).
+    heavy: bool = False
 
     @property
     def area(self) -> str:
@@ -161,6 +176,12 @@ class Check:
             if part != "substitute" and not impl.has(part):  # substitute is required: its checks fail
                 why = impl.missing_reasons.get(part, f"no {part}")
                 return f"optional part {part!r} not provided ({why})"
+        declared = getattr(impl, "profiles", None)
+        if declared is not None and not set(self.profiles) & set(declared):
+            return (
+                f"profile {' / '.join(self.profiles)} not declared by the implementation "
+                f"(PROFILES = {sorted(declared)}): skipped, not passed (SPEC §15.4)"
+            )
         if self.complete_only and not impl.complete:
             return "implementation declares COMPLETE = False: held to soundness, not to the oracle's exact π (SPEC §15)"
         return None
@@ -179,6 +200,7 @@ class Check:
             "parts": list(self.parts),
             "title": self.title,
             "complete_only": self.complete_only,
+            "profiles": list(self.profiles),
         }
 
 
@@ -190,11 +212,19 @@ def check(
     parts: tuple[str, ...],
     complete_only: bool = False,
     shown_to_fail_on: tuple[str, ...] = (),
+    profiles: tuple[str, ...] = ("core",),
+    heavy: bool = False,
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Make ``func(impl, ctx)`` a check: its metadata becomes a :class:`Check` (``wrapper.check``);
-    the suite lists it explicitly (:data:`lam_ref.conformance.checks.CHECKS`). The returned
+    """Make ``func(impl, ctx)`` a check and register it in :data:`REGISTRY` (the one registration):
+    its metadata becomes a :class:`Check` (``wrapper.check``). ``profiles`` are the profiles whose
+    MUST rules it tests (it runs when the implementation declares one of them). The returned
     function is callable on its own: ``check_x(impl_or_module_or_spec, ctx=None)`` raises
     ``AssertionError`` on a violation."""
+    from .profiles import PROFILES
+
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown or not profiles:
+        raise ValueError(f"check {check_id!r}: unknown or no profiles {unknown or profiles}")
 
     def deco(func: Callable[..., None]) -> Callable[..., None]:
         title = (func.__doc__ or check_id).strip().splitlines()[0]
@@ -219,7 +249,13 @@ def check(
                 if not isinstance(impl, Implementation):  # loaded here (e.g. an exec server): release it
                     implementation.close()
 
-        registered = Check(check_id, claim, spec, parts, title, wrapper, complete_only, tuple(shown_to_fail_on))
+        registered = Check(
+            check_id, claim, spec, parts, title, wrapper, complete_only, tuple(shown_to_fail_on), tuple(profiles), heavy
+        )
+        previous = REGISTRY.get(check_id)
+        if previous is not None and previous.func.__qualname__ != func.__qualname__:
+            raise ValueError(f"check id {check_id!r} registered twice ({previous.func.__qualname__}, {func.__qualname__})")
+        REGISTRY[check_id] = registered
         wrapper.__name__ = func.__name__
         wrapper.__qualname__ = func.__qualname__
         wrapper.__doc__ = func.__doc__

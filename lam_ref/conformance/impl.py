@@ -8,8 +8,11 @@ An implementation is named by a spec string:
 
 Optional module attributes: ``COMPLETE`` (bool, default ``True``: ``substitute`` must equal the
 oracle; ``False``: held to soundness only), ``NAME``, ``__version__`` (or ``VERSION``), ``TARGET``
-(where it runs, e.g. ``"cuda:0"``) and ``EXPECTED_FAILURES`` (``{check-id prefix: reason}``,
-expected failures declared by the implementer, as scikit-learn's ``_xfail_checks``).
+(where it runs, e.g. ``"cuda:0"``), ``EXPECTED_FAILURES`` (``{check-id prefix: reason}``,
+expected failures declared by the implementer, as scikit-learn's ``_xfail_checks``) and
+``PROFILES`` (the profiles it claims, :mod:`lam_ref.conformance.profiles`; default: one per
+provided part). Optional part ``session``: ``session_save(session, path)`` and
+``session_load(path, t)`` (the save format of profile ``session-v1``).
 
 The checks see every implementation through :class:`Implementation`, so a Python module and an
 exec server are checked by the same code.
@@ -29,9 +32,11 @@ import numpy as np
 from ..geometry import LamValueError
 from ._implementation import DEFAULT_IMPL, PART_ATTRIBUTES, Implementation
 from .exec_client import ExecImplementation
+from .profiles import default_profiles, validate_profiles
 
 __all__ = [
     "DEFAULT_IMPL",
+    "NO_IMPL_MESSAGE",
     "PART_ATTRIBUTES",
     "Implementation",
     "PythonImplementation",
@@ -81,6 +86,11 @@ class PythonImplementation(Implementation):
         if self.parts["lines"] and (not isinstance(prefix, str) or not prefix or "\n" in prefix):
             raise LamValueError(f"{self.spec}.STUB_PREFIX must be a non-empty one-line string, got {prefix!r}")
         self.stub_prefix = prefix if self.parts["lines"] else None
+        declared = getattr(module, "PROFILES", None)
+        self.profiles_declared = declared is not None
+        self.profiles = (
+            default_profiles(self.parts) if declared is None else validate_profiles(declared, self.parts, self.spec)
+        )
 
     def substitute(self, embeddings: np.ndarray, t: float) -> Any:
         return self.module.substitute(embeddings, t)
@@ -97,12 +107,35 @@ class PythonImplementation(Implementation):
     def codec_decode(self, data: bytes) -> Any:
         return self.module.codec_decode(data)
 
+    def session_save(self, session: Any, path: str) -> Any:
+        return self.module.session_save(session, path)
+
+    def session_load(self, path: str, t: float) -> Any:
+        return self.module.session_load(path, t)
+
+
+#: What a user is told when no implementation is chosen (issue 20 item 8: no silent default).
+NO_IMPL_MESSAGE = (
+    "no implementation chosen: pass --lam-impl=pkg.module (lam-ref conform: --impl pkg.module), "
+    "or exec:COMMAND, or set LAM_IMPL=pkg.module; lam_ref's own adapter is --lam-impl=" + DEFAULT_IMPL
+)
+
 
 def resolve_spec(spec: str | None = None) -> str:
-    """The implementation spec in force: the argument, else ``$LAM_IMPL``, else :data:`DEFAULT_IMPL`."""
-    if spec:
-        return spec
-    return os.environ.get("LAM_IMPL") or DEFAULT_IMPL
+    """The implementation spec in force: the argument, else ``$LAM_IMPL``.
+
+    There is no silent default (as array-api-tests): with neither, or with an empty or blank
+    name, raises :class:`LamValueError` saying how to choose one.
+    """
+    if spec is None:
+        spec = os.environ.get("LAM_IMPL")
+        if spec is not None and not spec.strip():
+            raise LamValueError(f"LAM_IMPL is set but empty; {NO_IMPL_MESSAGE}")
+    if spec is None:
+        raise LamValueError(NO_IMPL_MESSAGE)
+    if not spec.strip():
+        raise LamValueError(f"implementation name {spec!r} is empty; {NO_IMPL_MESSAGE}")
+    return spec
 
 
 def load_implementation(

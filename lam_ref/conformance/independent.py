@@ -25,11 +25,14 @@ import numpy as np
 import xxhash
 
 NAME = "independent plain-numpy implementation"
-__version__ = "1.0"
+__version__ = "1.1"
 COMPLETE = True
 STUB_PREFIX = "[indep-stub "
+#: What this implementation claims (SPEC §15.4): its own stub text and codec format, so not
+#: ``l0-stubs`` / ``codec-v1``; no session files.
+PROFILES = {"core", "online", "l0", "codec-bound"}
 
-__all__ = ["COMPLETE", "NAME", "OnlineSession", "STUB_PREFIX", "codec_decode", "codec_encode", "dedup_lines", "substitute"]
+__all__ = ["COMPLETE", "NAME", "OnlineSession", "PROFILES", "STUB_PREFIX", "codec_decode", "codec_encode", "dedup_lines", "substitute"]
 
 _NORM_TOL = 1e-4
 
@@ -168,8 +171,8 @@ def codec_encode(x: Any, eb: float) -> bytes:
     arr = np.asarray(x)
     if arr.ndim != 1 or arr.dtype != np.float32:
         raise ValueError(f"x must be float32[n], got {arr.dtype} with shape {arr.shape}")
-    if isinstance(eb, bool) or not isinstance(eb, (int, float, np.floating)) or not math.isfinite(float(eb)) or eb <= 0:
-        raise ValueError(f"error bound eb must be positive and finite, got {eb!r}")
+    if isinstance(eb, bool) or not isinstance(eb, (int, float, np.floating)) or not math.isfinite(2.0 * float(eb)) or eb <= 0:
+        raise ValueError(f"error bound eb must be positive, with 2*eb finite, got {eb!r}")
     bad = np.nonzero(~np.isfinite(arr))[0]
     if bad.size:
         raise ValueError(f"x[{int(bad[0])}] is not finite")

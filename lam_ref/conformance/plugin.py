@@ -4,12 +4,17 @@ Options (all inert unless conformance tests are collected, so they never disturb
 
 | option | meaning |
 |---|---|
-| ``--lam-impl=SPEC`` | implementation under test: ``pkg.module`` or ``exec:COMMAND`` (default ``$LAM_IMPL``, else ``lam_ref.conformance.adapter``) |
+| ``--lam-impl=SPEC`` | implementation under test: ``pkg.module`` or ``exec:COMMAND`` (else ``$LAM_IMPL``; with neither the suite refuses to run) |
 | ``--lam-report=PATH`` | write the JSON report (:mod:`lam_ref.conformance.report`) |
 | ``--lam-thorough`` | 25× the example counts, random (not derandomized) generation; also on when ``HYPOTHESIS_PROFILE=thorough`` |
 | ``--skips-file=PATH`` | check-id prefixes to skip, one per line, ``# reason`` optional |
 | ``--xfails-file=PATH`` | check-id prefixes expected to fail, same format |
 | ``--lam-exec-timeout=SEC`` | per-request deadline of an ``exec:`` implementation (default 10) |
+| ``--lam-check-timeout=SEC`` | deadline per check (and for loading the implementation): past it the process exits with a traceback (``lam-ref conform`` sets it and turns the exit into a failing report) |
+| ``--lam-progress=PATH`` | append one JSON line per event (loaded, start, result, finish) to PATH, flushed at once (used by ``lam-ref conform`` to report a run that dies) |
+
+With no implementation chosen the suite refuses to run (a usage error saying how to choose one),
+as array-api-tests does: nothing is checked silently by default.
 
 Usage: ``pytest --pyargs lam_ref.conformance.suite --lam-impl=pkg.module`` (add
 ``-p lam_ref.conformance.plugin`` where plugin autoloading is disabled).
@@ -17,6 +22,8 @@ Usage: ``pytest --pyargs lam_ref.conformance.suite --lam-impl=pkg.module`` (add
 
 from __future__ import annotations
 
+import faulthandler
+import json
 import os
 import time
 import warnings
@@ -46,7 +53,11 @@ _STATE = pytest.StashKey["_State"]()
 class _State:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.spec = resolve_spec(config.getoption("lam_impl"))
+        self.option = config.getoption("lam_impl")
+        self.spec: str | None = None
+        self.check_timeout = config.getoption("lam_check_timeout")
+        progress = config.getoption("lam_progress")
+        self.progress = open(progress, "a", encoding="utf-8") if progress else None  # noqa: SIM115 - kept open for the run
         self.thorough = bool(config.getoption("lam_thorough")) or os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
         self.timeout = config.getoption("lam_exec_timeout")
         self.skips = self._read("lam_skips_file")
@@ -66,13 +77,42 @@ class _State:
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from exc
 
+    def event(self, kind: str, **fields: Any) -> None:
+        """One progress line (``--lam-progress``), flushed so that it survives ``os._exit``."""
+        if self.progress is not None:
+            self.progress.write(json.dumps({"event": kind, **fields}, default=str) + "\n")
+            self.progress.flush()
+
+    def arm(self, what: str) -> None:
+        """Start the deadline of ``--lam-check-timeout`` (a C watchdog thread: it fires even in a
+        busy loop that holds the GIL, and exits the process after dumping every thread's stack)."""
+        if self.check_timeout:
+            faulthandler.dump_traceback_later(self.check_timeout, exit=True)
+            self.event("armed", what=what, timeout=self.check_timeout)
+
+    def disarm(self) -> None:
+        if self.check_timeout:
+            faulthandler.cancel_dump_traceback_later()
+
     def implementation(self) -> Implementation:
         if self.impl is None and self.load_error is None:
             try:
-                self.impl = load_implementation(self.spec, exec_timeout=self.timeout)
-            except Exception as exc:  # noqa: BLE001 - shown as a usage error with its cause
-                self.load_error = f"cannot load the implementation --lam-impl={self.spec!r}: {type(exc).__name__}: {exc}"
+                self.spec = resolve_spec(self.option)
+            except ValueError as exc:
+                self.load_error = str(exc)
+            else:
+                self.event("loading", spec=self.spec)
+                self.arm("loading the implementation")
+                try:
+                    self.impl = load_implementation(self.spec, exec_timeout=self.timeout)
+                except Exception as exc:  # noqa: BLE001 - shown as a usage error with its cause
+                    self.load_error = f"cannot load the implementation --lam-impl={self.spec!r}: {type(exc).__name__}: {exc}"
+                finally:
+                    self.disarm()
+                if self.impl is not None:
+                    self.event("loaded", implementation=self.impl.describe())
         if self.impl is None:
+            self.event("usage_error", message=self.load_error or "no implementation")
             raise pytest.UsageError(self.load_error or "no implementation")
         return self.impl
 
@@ -90,9 +130,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="check-id prefixes expected to fail, one per line ('# reason' optional)")
     group.addoption("--lam-exec-timeout", dest="lam_exec_timeout", type=float, default=None, metavar="SEC",
                     help="deadline per request of an exec: implementation (default 10 s or $LAM_EXEC_TIMEOUT)")
+    group.addoption("--lam-check-timeout", dest="lam_check_timeout", type=float, default=None, metavar="SEC",
+                    help="deadline per check and for loading the implementation; past it the process exits (default: none)")
+    group.addoption("--lam-progress", dest="lam_progress", default=None, metavar="PATH",
+                    help="append one JSON line per event (loaded, start, result, finish) to PATH")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    timeout = config.getoption("lam_check_timeout")
+    if timeout is not None and not timeout > 0:
+        raise pytest.UsageError(f"--lam-check-timeout must be positive, got {timeout!r}")
     config.addinivalue_line("markers", f"{MARKER}: a LAM conformance check (lam_ref.conformance)")
     config.addinivalue_line("markers", "claim(id): the paper claim a test checks")
     config.stash[_STATE] = _State(config)
@@ -134,13 +181,29 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not state.collected or tr is None or state.impl is None:
         return
     profile = "thorough (25x examples, random)" if state.thorough else "default (derandomized)"
-    for line in [*state.impl.header_lines(), f"  profile: {profile}; {state.collected} conformance tests collected"]:
+    for line in [*state.impl.header_lines(), f"  run: {profile}; {state.collected} conformance tests collected"]:
         tr.write_line(line)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Record the start of each check and hold it to ``--lam-check-timeout``."""
+    state = item.config.stash.get(_STATE, None)
+    c = _check_of(item)
+    if state is None or c is None:
+        yield
+        return
+    state.event("start", id=c.id, nodeid=item.nodeid)
+    state.arm(c.id)
+    try:
+        yield
+    finally:
+        state.disarm()
 
 
 @pytest.fixture(scope="session")
 def lam_impl(request: pytest.FixtureRequest) -> Implementation:
-    """The implementation under test (``--lam-impl`` / ``$LAM_IMPL`` / lam_ref's adapter)."""
+    """The implementation under test (``--lam-impl`` / ``$LAM_IMPL``)."""
     return request.config.stash[_STATE].implementation()
 
 
@@ -185,6 +248,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
         state.results[item.nodeid] = CheckResult(
             c, kind, rep.duration, message, reason, exception, stats, counter, nodeid=item.nodeid
         )
+        state.event("result", test=state.results[item.nodeid].to_json())
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """One line per profile: its verdict (SPEC §15.4)."""
+    state = config.stash.get(_STATE, None)
+    if state is None or state.impl is None or not state.results:
+        return
+    from .profiles import profile_verdicts
+
+    verdicts = profile_verdicts(state.impl.profiles, [r.to_json() for r in state.results.values()])
+    terminalreporter.write_line(
+        "lam_ref conformance profiles: " + "; ".join(f"{name} {v['verdict']}" for name, v in verdicts.items())
+    )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -192,6 +269,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state is None:
         return
     path = session.config.getoption("lam_report")
+    summary = {k: 0 for k in ("passed", "failed", "skipped", "xfailed", "xpassed")}
+    for r in state.results.values():
+        summary[r.outcome] += 1
     try:
         if path and state.impl is not None:
             write_report(
@@ -203,3 +283,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     finally:
         if state.impl is not None:
             state.impl.close()
+        state.event("finish", exitstatus=int(exitstatus), summary=summary, report=path)
+        if state.progress is not None:
+            state.progress.close()

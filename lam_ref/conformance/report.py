@@ -11,9 +11,17 @@ Written by ``lam-ref conform --json PATH``, ``pytest --lam-report=PATH`` and
                          "target", "expected_failures", ...},
       "target": {"where", "cpu", "gpu", "platform", "machine", "python", "libraries"},
       "summary": {"total", "passed", "failed", "skipped", "xfailed", "xpassed"},
-      "tests": [ {"id", "nodeid", "claim", "spec", "title", "parts", "outcome", "duration_s",
-                  "message", "reason", "exception", "hypothesis", "counterexample"} ]
+      "profiles": {name: {"declared", "verdict", "reason", "checks", "failed"}},
+      "run": {"status", "exit_code", "message"},
+      "tests": [ {"id", "nodeid", "claim", "spec", "title", "parts", "profiles", "outcome",
+                  "duration_s", "message", "reason", "exception", "hypothesis", "counterexample"} ]
     }
+
+``profiles`` holds a verdict per profile (:func:`lam_ref.conformance.profiles.profile_verdicts`:
+``passed``, ``failed``, ``incomplete`` or ``skipped`` when not declared, never passed). ``run``
+says how the run ended: ``completed``, or, from ``lam-ref conform``'s supervisor, ``crashed``
+(the process died or exited early, e.g. ``os._exit``), ``timed_out`` (a check or the loading
+passed its deadline); every check not finished is then ``failed`` with the reason.
 
 ``outcome`` is one of :data:`OUTCOMES`. ``hypothesis`` (``null`` for checks without generated
 data) holds ``max_examples``, ``examples``, ``invalid``, ``failing``, ``properties``,
@@ -40,6 +48,7 @@ from typing import Any
 __all__ = [
     "OUTCOMES",
     "REPORT_SCHEMA",
+    "RUN_STATUSES",
     "SCHEMA_ID",
     "SCHEMA_VERSION",
     "build_report",
@@ -49,6 +58,7 @@ __all__ = [
 ]
 
 SCHEMA_ID = "lam_ref.conformance.report"
+RUN_STATUSES = ("completed", "crashed", "timed_out")
 SCHEMA_VERSION = 1
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
 _LIBRARIES = ("lam_ref", "numpy", "scipy", "hypothesis", "pytest", "xxhash")
@@ -132,6 +142,29 @@ REPORT_SCHEMA: dict[str, Any] = {
             "required": ["total", *OUTCOMES],
             "properties": {k: _INT for k in ("total", *OUTCOMES)},
         },
+        "profiles": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["declared", "verdict", "reason", "checks", "failed"],
+                "properties": {
+                    "declared": {"type": "boolean"},
+                    "verdict": {"enum": ["passed", "failed", "incomplete", "skipped"]},
+                    "reason": _NSTR,
+                    "checks": {"type": "array", "items": _STR},
+                    "failed": {"type": "array", "items": _STR},
+                },
+            },
+        },
+        "run": {
+            "type": "object",
+            "required": ["status", "exit_code", "message"],
+            "properties": {
+                "status": {"enum": list(RUN_STATUSES)},
+                "exit_code": {"type": ["integer", "null"]},
+                "message": _NSTR,
+            },
+        },
         "tests": {
             "type": "array",
             "items": {
@@ -147,6 +180,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "spec": _STR,
                     "title": _STR,
                     "parts": {"type": "array", "items": _STR},
+                    "profiles": {"type": "array", "items": _STR},
                     "outcome": {"enum": list(OUTCOMES)},
                     "duration_s": _NUM,
                     "message": _NSTR,
@@ -276,12 +310,19 @@ def build_report(
     started: float,
     finished: float,
     checks: int | None = None,
+    run: dict[str, Any] | None = None,
+    describe: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble a report (see the module docstring) from per-test records (``CheckResult.to_json()``);
-    ``checks`` is the size of the suite (default: the number of records)."""
+    ``checks`` is the size of the suite (default: the number of records); ``run`` how the run
+    ended (default completed); ``describe`` the implementation's facts when ``impl`` is ``None``
+    (a supervisor that never loaded it)."""
+    from .profiles import profile_verdicts
+
     summary = {"total": len(tests), **{k: 0 for k in OUTCOMES}}
     for t in tests:
         summary[t["outcome"]] += 1
+    facts = impl.describe() if impl is not None else dict(describe or {})
     return {
         "schema": SCHEMA_ID,
         "schema_version": SCHEMA_VERSION,
@@ -289,9 +330,11 @@ def build_report(
         "duration_s": max(0.0, finished - started),
         "runner": runner,
         "suite": suite_info(profile, len(tests) if checks is None else checks),
-        "implementation": impl.describe(),
+        "implementation": facts,
         "target": execution_target(impl),
         "summary": summary,
+        "profiles": profile_verdicts(facts.get("profiles") or (), tests),
+        "run": run or {"status": "completed", "exit_code": None, "message": None},
         "tests": tests,
     }
 
@@ -335,6 +378,11 @@ def _validate(value: Any, schema: dict[str, Any], path: str, errors: list[str]) 
         for key, sub in schema.get("properties", {}).items():
             if key in value:
                 _validate(value[key], sub, f"{path}.{key}", errors)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key, item in value.items():
+                if key not in schema.get("properties", {}):
+                    _validate(item, extra, f"{path}.{key}", errors)
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             _validate(item, schema["items"], f"{path}[{i}]", errors)

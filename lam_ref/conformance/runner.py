@@ -27,9 +27,10 @@ from hypothesis import Verbosity
 
 from .._io import write_json
 from ..geometry import LamValueError
-from .checks import CHECKS, yield_checks
+from .checks import yield_checks
 from .harness import Check, CheckSkipped, Context, to_jsonable
 from .impl import Implementation, load_implementation
+from .registry import CHECKS
 from .report import build_report
 
 __all__ = [
@@ -89,6 +90,7 @@ class CheckResult:
             "spec": self.check.spec,
             "title": self.check.title,
             "parts": list(self.check.parts),
+            "profiles": list(self.check.profiles),
             "outcome": self.outcome,
             "duration_s": self.duration_s,
             "message": self.message,

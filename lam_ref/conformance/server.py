@@ -17,7 +17,9 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import protocol as P
+from ._implementation import EXEC_PARTS
 from .impl import DEFAULT_IMPL, Implementation, load_implementation
+from .profiles import PROFILES
 
 __all__ = ["handle", "main", "serve"]
 
@@ -37,7 +39,9 @@ def _hello(state: _State, msg: dict[str, Any]) -> dict[str, Any]:
         "protocol": P.PROTOCOL_VERSION,
         "name": impl.name,
         "version": impl.version,
-        "parts": [p for p, ok in impl.parts.items() if ok],
+        "parts": [p for p, ok in impl.parts.items() if ok and p in EXEC_PARTS],
+        # the profiles the exec protocol can check (session files are in-process only)
+        "profiles": sorted(p for p in impl.profiles if all(part in EXEC_PARTS for part in PROFILES[p].parts)),
         "complete": impl.complete,
         "stub_prefix": impl.stub_prefix,
         "target": impl.target or "python in-process behind the exec server",

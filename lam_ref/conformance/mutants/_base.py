@@ -66,8 +66,15 @@ class Base:
 
     # -- Algorithm 1 / 2 (SPEC §5, §6) ------------------------------------------------------------
     def candidates(self, state: BaseSession, e: np.ndarray, i: int) -> list[int]:
-        """Who an arrival is compared with: the retained chunks (ascending ids)."""
-        return [y for y in range(i) if state.pi[y] == y]
+        """Who an arrival is compared with: the retained chunks (ascending ids), i.e.
+        ``[y for y in range(i) if state.pi[y] == y]``, kept incrementally so that sessions of
+        tens of thousands of arrivals stay linear (a hook that rewrites ``state.pi`` in place or
+        replaces it is seen: cached ids are re-checked, a new list is re-scanned)."""
+        cache = getattr(state, "_kept_cache", None)
+        ids, upto = ([], 0) if cache is None or cache[0] is not state.pi or cache[1] > i else (cache[2], cache[1])
+        ids = [y for y in ids if state.pi[y] == y] + [y for y in range(upto, i) if state.pi[y] == y]
+        state._kept_cache = (state.pi, i, ids)  # type: ignore[attr-defined]
+        return list(ids)
 
     def choose(self, candidates: list[int], sq: np.ndarray, ok: np.ndarray) -> int:
         """The witness among candidates within δ: the lowest id."""
@@ -108,18 +115,22 @@ class Base:
     def stub(self, count: int) -> str:
         return f"{self.STUB_PREFIX}L0 {count} repeated lines]"
 
-    def dedup_record(self, record: str, seen: set[str]) -> str:
+    def line_key(self, line: str) -> Any:
+        """What two lines are compared by: the line itself (SPEC §7: the exact bytes)."""
+        return line
+
+    def dedup_record(self, record: str, seen: set[Any]) -> str:
         out: list[str] = []
         run = 0
         for line in record.split("\n"):
-            if not self.protected(line) and line in seen:
+            if not self.protected(line) and self.line_key(line) in seen:
                 run += 1
                 continue
             if run:
                 out.append(self.stub(run))
                 run = 0
             if not self.protected(line):
-                seen.add(line)
+                seen.add(self.line_key(line))
             out.append(line)
         if run:
             out.append(self.stub(run))
@@ -142,8 +153,8 @@ class Base:
         bad = np.flatnonzero(~np.isfinite(arr))
         if bad.size:
             raise LamValueError(f"x[{bad[0]}] is {arr[bad[0]]!r}; the codec needs finite values")
-        if isinstance(eb, bool) or not isinstance(eb, (int, float)) or not np.isfinite(eb) or eb <= 0:
-            raise LamValueError(f"eb must be a positive finite number, got {eb!r}")
+        if isinstance(eb, bool) or not isinstance(eb, (int, float)) or not np.isfinite(2.0 * eb) or eb <= 0:
+            raise LamValueError(f"eb must be a positive number with 2*eb finite, got {eb!r}")
         q = self.quantize(arr, float(eb))
         body = self._HEADER.pack(b"BASE", arr.size, float(eb)) + q.astype("<i8").tobytes()
         return body + struct.pack("<I", zlib.crc32(body))
