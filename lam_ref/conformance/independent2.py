@@ -19,24 +19,28 @@ for L0 line hashes). Where the spec leaves room it computes differently from a d
   blocks are built at once with ``numpy.packbits`` and selected by a mask, and decoding gathers the
   payloads per distinct rate.
 
-Places where the docs were unclear to me while writing this (my reading in brackets):
+Places where the docs were unclear to me while writing this (my reading in brackets). Items 1-4,
+6-8, 10-15 were since resolved in docs/spec.md (A1-A12, §2.4, §9.4); where the resolution differed
+from my first reading this module now follows the spec, as marked:
 
 1. SPEC §6.1 says ``admit`` returns "their π entries and the turn's δ̂"; SPEC §15.1 and the
    conformance page say ``-> int64[n]``. [int64[n] only.]
 2. Is ``N = 0`` valid for ``substitute``, and is an empty turn ``(0, D)`` valid for ``admit``;
    does an empty first turn fix the session's dimension? [(0, D) with D > 0 is valid and gives an
-   empty π; an empty turn does not fix the dimension.]
+   empty π; an empty turn does not fix the dimension. Resolved otherwise (SPEC §6.1): the first
+   accepted turn, even empty, fixes D; changed here, the suite's online.empty_turns caught it.]
 3. The norm check "differs from 1 by more than 1e-4": on ‖e‖ or ‖e‖², in float32 or float64?
    [|‖e‖ - 1| > 1e-4 with ‖e‖ computed in float64.]
 4. Which input dtypes ``substitute``/``admit`` accept (float64? integer? big-endian float32?) and
    whether non-C-ordered arrays are fine. [any real floating or integer dtype, any layout; values
-   are read as float64.]
+   are read as float64. Resolved (SPEC §2.4): float64 is rounded to float32 first; changed here.]
 5. SPEC §2.2 allows ``2 - 2a·b``, but rows may deviate from unit norm by up to 1e-4 (SPEC §2.3),
    and even float32-rounded unit rows have ‖e‖² - 1 of order 1e-7: ``2 - 2a·b`` then differs from
    ``sq`` by far more than the 1e-9 tie band. [the Gram form here keeps |a|² + |b|² and confirms
    exactly; a pure ``2 - 2a·b`` implementation is not safe under the docs' own tolerances.]
 6. "Whitespace-only" (SPEC §7.1, conformance page "blank means empty or whitespace only"): ASCII
-   whitespace or Unicode whitespace (``str.isspace``)? [ASCII: space, \\t, \\n, \\r, \\v, \\f.]
+   whitespace or Unicode whitespace (``str.isspace``)? [ASCII: space, \\t, \\n, \\r, \\v, \\f.
+   Resolved otherwise (SPEC §7.1): Unicode, listed; changed here, lines.text_edges caught it.]
 7. L0 splits "on ``\\n``": a ``\\r`` stays part of the line (CRLF text hashes differently from LF
    text). Stated, but not whether a lone ``\\r`` or U+2028 is a line break. [only ``\\n`` splits.]
 8. SPEC §7.2 drops on hash equality; two different lines with equal XXH3-64 would be dropped.
@@ -112,7 +116,8 @@ def _rows(embeddings, dim: int | None = None) -> np.ndarray:
         raise ValueError(f"embeddings must have D > 0, got shape {a.shape}")
     if dim is not None and a.shape[1] != dim:
         raise ValueError(f"embeddings have dimension {a.shape[1]}, but this session's dimension is {dim}")
-    e = np.array(a, dtype=np.float64, order="C", copy=True)
+    # SPEC §2.4: float64 (and integer) input is rounded to float32 before anything is decided
+    e = np.array(a, dtype=np.float32, order="C", copy=True).astype(np.float64)
     finite = np.isfinite(e).all(axis=1)
     if not finite.all():
         r = int(np.flatnonzero(~finite)[0])
@@ -210,11 +215,11 @@ class OnlineSession:
         e = _rows(embeddings, self._dim)
         n = e.shape[0]
         out = np.empty(n, dtype=np.int64)
-        if n == 0:
-            return out
-        if self._dim is None:
+        if self._dim is None:  # the first accepted turn, even an empty one, fixes D (SPEC §6.1, A2)
             self._dim = e.shape[1]
             self._buf = np.empty((0, self._dim), dtype=np.float64)
+        if n == 0:
+            return out
         for k in range(n):
             cid = self._next + k
             rep = cid
@@ -231,12 +236,16 @@ class OnlineSession:
 
 # --------------------------------------------------------------------------- L0 (SPEC §7.1, §7.2)
 
-_ASCII_WS = frozenset(" \t\n\r\x0b\x0c")
+#: SPEC §7.1 (A4): the whitespace set, written out as the spec lists it (equal to str.isspace).
+_WS = frozenset(
+    [chr(c) for c in range(0x09, 0x0E)] + [chr(c) for c in range(0x1C, 0x21)] + ["\x85", "\xa0", "\u1680"]
+    + [chr(c) for c in range(0x2000, 0x200B)] + ["\u2028", "\u2029", "\u202f", "\u205f", "\u3000"]
+)
 
 
 def _protected(line: str) -> bool:
-    """Blank, ASCII-whitespace-only, or a stub line (SPEC §7.1)."""
-    return line.startswith(STUB_PREFIX) or all(c in _ASCII_WS for c in line)
+    """Blank, whitespace-only (SPEC §7.1's set), or a stub line (SPEC §7.1)."""
+    return line.startswith(STUB_PREFIX) or all(c in _WS for c in line)
 
 
 def _key(line: str) -> int:
@@ -319,10 +328,11 @@ def codec_encode(x, eb) -> bytes:
     if bad.any():
         raise ValueError(f"x[{int(np.flatnonzero(bad)[0])}] is not finite")
     s = 2.0 * ebv
-    y = x64 / s
-    fl = np.floor(y)
-    qf = fl + (y - fl >= 0.5)
-    if n and np.abs(qf).max() > _QMAX:
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing quotient is refused below
+        y = x64 / s
+        fl = np.floor(y)
+        qf = fl + (y - fl >= 0.5)
+    if n and not np.abs(qf).max() <= _QMAX:
         raise ValueError(f"eb = {ebv!r} is too small for x: a code exceeds 2**31 - 1")
     q = qf.astype(np.int64)
     if n and not np.isfinite(_to_f32(q, s)).all():
