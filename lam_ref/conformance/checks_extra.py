@@ -10,6 +10,8 @@ closes one class that was still missed, generally rather than for one mutant:
   shortcut: antipodal rows of norm ``1 + 7e-5`` (valid input) are farther apart than ``δ = 2``;
 * ``substitute.retained_4096`` — a retained set past 4,096 rows followed by late copies of
   early and late rows (fixed index buffers of 4,096);
+* ``substitute.byte_order`` — big-endian rows whose byte-swapped values are again valid unit rows
+  (at other distances): refused, or the native π (SPEC §2.4);
 * ``online.caller_buffer_reuse`` — a caller that writes every turn into one buffer: the session
   keeps its own rows (SPEC §6.1 "a session's state is its own"), not views of the caller's array;
 * ``lines.exact_bytes`` — lines equal only after case folding, Unicode normalisation or
@@ -49,6 +51,7 @@ __all__ = [
     "check_codec_byte_order",
     "check_lines_exact_bytes",
     "check_online_caller_buffer_reuse",
+    "check_substitute_byte_order",
     "check_substitute_retained_4096",
     "check_substitute_signed_zeros",
     "check_substitute_threshold_ends",
@@ -122,6 +125,29 @@ def check_substitute_retained_4096(impl: Any, ctx: Context) -> None:
     _assert_valid_map(e, t, pi, "substitute (4,300 retained rows, then copies)")
     if impl.complete:
         _assert_equal_pi(pi, want, "substitute (4,300 retained rows, then copies)", "the construction")
+
+
+#: p and q = p with its four bytes reversed: both unit-norm partners (p² + q² = 1 within 7e-6), so a
+#: byte-swapped read of a big-endian row is again valid input, with other distances.
+_P, _Q = np.float32(0.5365028), np.float32(0.8438911)
+
+
+@check("substitute.byte_order", claim="DEF1", spec="§2.4 a big-endian array is refused or gives the π of its native copy",
+       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m64_big_endian_rows_read_raw",))
+def check_substitute_byte_order(impl: Any, ctx: Context) -> None:
+    """Rows (p, q, 0) and (p, 0, q) whose byte-swapped values (q, p, 0), (q, 0, p) are valid unit rows
+    at another distance: a big-endian copy is refused with ValueError or gives the native π."""
+    assert _P.view(np.uint32).byteswap().view(np.float32) == _Q, "construction: q is p byte-swapped"
+    e = np.array([[_P, _Q, 0.0], [_P, 0.0, _Q], [0.0, _P, _Q]], dtype=np.float32)
+    t = 0.5  # native sq = 2q² ≈ 1.42 > δ² = 1; byte-swapped sq = 2p² ≈ 0.58 <= 1
+    want, source = _want(impl, e, t)
+    ctx.note({"embeddings": e, "t": t, "expected_pi": want.tolist()})
+    try:
+        out = impl.substitute(e.astype(">f4"), t)
+    except ValueError:
+        return  # SPEC §2.4: a non-native byte order MAY be refused
+    pi = _as_pi(out, 3, "substitute of a big-endian array")
+    _assert_equal_pi(pi, want, "substitute of a big-endian array (SPEC §2.4: if accepted, the π of the native copy)", source)
 
 
 # -------------------------------------------------------------------------------------------

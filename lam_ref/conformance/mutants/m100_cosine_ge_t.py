@@ -12,7 +12,7 @@ VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'Python/FAISS: inner-product index, keep if score >= t'
 NEEDS = 'pairs a hair from δ with rows of norm != 1 (within 1e-4)'
-CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary', 'vectors.core')
 
 
 class CosineGeT(Base2):

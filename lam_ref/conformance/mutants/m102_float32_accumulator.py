@@ -11,7 +11,7 @@ VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: float acc = 0; for (k < D) acc += d*d;'
 NEEDS = 'pairs a hair from δ in D >= 16'
-CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary', 'vectors.core')
 
 
 class Float32Acc(Base2):

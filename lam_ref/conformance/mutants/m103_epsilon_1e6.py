@@ -10,7 +10,7 @@ VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'GPU code: if (sq <= d2 + 1e-6f)'
 NEEDS = 'pairs just outside δ (1e-7 .. 1e-6)'
-CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary', 'substitute.threshold_ends', 'vectors.core')
 
 
 class Eps(Base2):

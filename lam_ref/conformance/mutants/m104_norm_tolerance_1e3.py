@@ -10,7 +10,7 @@ VIOLATES = 'VALID'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: #define NORM_TOL 1e-3f'
 NEEDS = 'rows with norm just outside the 1e-4 tolerance'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('validation.norm_tolerance', 'vectors.core')
 
 
 class Tol1e3(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'VALID'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: if (fabs(dot(e, e) - 1.0) > 1e-4) reject;'
 NEEDS = 'rows with norm inside the tolerance but |‖e‖² - 1| > 1e-4'
-CAUGHT_BY: tuple[str, ...] = ('validation.substitute',)
+CAUGHT_BY: tuple[str, ...] = ('validation.substitute', 'validation.norm_tolerance', 'substitute.threshold_ends')
 
 
 class NormSquared(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'VALID'
 CLASS = 'early exit'
 IDIOM = 'Python: assert abs(np.linalg.norm(e[0]) - 1) < tol'
 NEEDS = 'a non-unit row after row 0'
-CAUGHT_BY: tuple[str, ...] = ('validation.substitute', 'validation.online')
+CAUGHT_BY: tuple[str, ...] = ('validation.substitute', 'validation.online', 'validation.norm_tolerance')
 
 
 class FirstRowOnly(Base2):

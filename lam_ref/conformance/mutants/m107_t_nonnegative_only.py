@@ -10,7 +10,7 @@ VIOLATES = 'VALID'
 CLASS = 'special-cased threshold'
 IDIOM = 'Python: if not 0 <= t <= 1: raise ValueError'
 NEEDS = 'valid negative thresholds'
-CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties', 'validation.norm_tolerance', 'substitute.threshold_ends')
 
 
 class NonNegative(Base2):

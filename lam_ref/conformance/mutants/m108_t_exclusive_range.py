@@ -10,7 +10,7 @@ VIOLATES = 'VALID'
 CLASS = 'off-by-one at turn boundary'
 IDIOM = 'C: if (!(t > -1.0 && t < 1.0)) return EINVAL;'
 NEEDS = 'the valid end points t = ±1'
-CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties', 'validation.norm_tolerance', 'substitute.signed_zeros')
 
 
 class Exclusive(Base2):

@@ -11,7 +11,7 @@ VIOLATES = 'VALID'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: if (t < -1.0 || t > 1.0) return EINVAL;'
 NEEDS = 't = NaN refused by substitute and OnlineSession'
-CAUGHT_BY: tuple[str, ...] = ('validation.substitute', 'validation.online')
+CAUGHT_BY: tuple[str, ...] = ('validation.substitute', 'validation.online', 'vectors.core')
 
 
 class NanPasses(Base2):

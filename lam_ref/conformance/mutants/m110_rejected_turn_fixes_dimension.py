@@ -13,7 +13,7 @@ VIOLATES = 'VALID'
 CLASS = 'stale cache'
 IDIOM = 'Python: self.dim = x.shape[1]; self._validate(x)'
 NEEDS = 'a rejected first turn must not fix the dimension'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('online.rejected_turn', 'vectors.online')
 
 
 class DimFirst(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'VALID'
 CLASS = 'stale cache'
 IDIOM = 'C: first = next_id; next_id += n; if (!valid(turn)) return -1;'
 NEEDS = 'ids after a rejected turn'
-CAUGHT_BY: tuple[str, ...] = ('validation.online',)
+CAUGHT_BY: tuple[str, ...] = ('validation.online', 'online.rejected_turn', 'vectors.online')
 
 
 class IdsFirst(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'DEF1'
 CLASS = 'early exit'
 IDIOM = 'Python: return np.array(out)'
 NEEDS = 'empty turns (dtype of an empty π)'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.empty', 'online.empty_turns', 'vectors.core')
 
 
 class EmptyFloat(Base2):

@@ -13,7 +13,7 @@ VIOLATES = 'VALID'
 CLASS = 'early exit'
 IDIOM = 'C: pi[0] = 0; kept[0] = e[0]; for (i = 1; ...) with n = 0'
 NEEDS = 'an empty batch (N = 0)'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.empty', 'vectors.core')
 
 
 class EmptyIndex(Base2):

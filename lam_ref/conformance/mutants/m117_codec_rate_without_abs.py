@@ -13,7 +13,7 @@ VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'C: int m = *std::max_element(d, d + B); rate = 32 - __builtin_clz(m);'
 NEEDS = 'codec blocks whose largest |delta| is negative'
-CAUGHT_BY: tuple[str, ...] = ('codec.error_bound',)
+CAUGHT_BY: tuple[str, ...] = ('codec.error_bound', 'codec.v1_format', 'vectors.codec-bound')
 
 
 class RateNoAbs(Base2):

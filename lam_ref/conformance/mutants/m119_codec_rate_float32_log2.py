@@ -13,7 +13,7 @@ VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'CUDA: int rate = (int)log2f((float)m) + 1;'
 NEEDS = 'codec deltas of 2^k - 1 with k >= 25 (large quotients)'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.large_quotients', 'vectors.codec-bound', 'vectors.codec-v1')
 
 
 class RateLog2f(Base2):

@@ -14,7 +14,7 @@ VIOLATES = 'L2'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: lrint(x / (2*eb)) under the default rounding mode'
 NEEDS = 'codec-v1 byte vectors with rounding ties'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'vectors.codec-v1')
 
 
 class Rint(Base2):

@@ -14,7 +14,7 @@ VIOLATES = 'L2'
 CLASS = 'special-cased threshold'
 IDIOM = 'CUDA (cuSZp): float y = x * (0.5f / eb); int q = (int)(y + 0.5f) - (y < -0.5f);'
 NEEDS = 'codec quotients beyond 2^24, or v1 tie vectors'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.large_quotients', 'codec.v1_format', 'vectors.codec-v1')
 
 
 class CuszpQuant(Base2):

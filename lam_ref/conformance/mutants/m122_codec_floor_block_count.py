@@ -11,7 +11,7 @@ VIOLATES = 'L2'
 CLASS = 'off-by-one at block boundary'
 IDIOM = 'C: nblocks = n / B;'
 NEEDS = 'codec n not a multiple of 32'
-CAUGHT_BY: tuple[str, ...] = ('codec.error_bound',)
+CAUGHT_BY: tuple[str, ...] = ('codec.error_bound', 'codec.input_forms', 'codec.large_quotients')
 
 
 class FloorBlocks(Base2):

@@ -13,7 +13,7 @@ VIOLATES = 'L2'
 CLASS = 'off-by-one at block boundary'
 IDIOM = 'C: prev kept across the block loop instead of reset to 0'
 NEEDS = 'codec-v1 byte vectors with several blocks'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'vectors.codec-v1')
 
 
 class DeltaAcross(Base2):

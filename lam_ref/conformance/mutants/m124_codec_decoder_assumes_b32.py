@@ -11,7 +11,7 @@ VIOLATES = 'L2'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: #define B 32 used by the decoder too'
 NEEDS = 'codec streams with block size other than 32'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'validation.codec_v1', 'vectors.codec-v1')
 
 
 class AssumesB32(Base2):

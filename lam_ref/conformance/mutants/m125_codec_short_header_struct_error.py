@@ -12,7 +12,7 @@ VIOLATES = 'VALID'
 CLASS = 'off-by-one at block boundary'
 IDIOM = "Python: if len(b) < 24: raise ...; struct.unpack_from('<I', b, 24)"
 NEEDS = 'codec streams cut to 24..27 bytes'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('vectors.codec-v1',)
 
 
 class ShortHeader(Base2):

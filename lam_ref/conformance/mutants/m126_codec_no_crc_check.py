@@ -10,7 +10,7 @@ VIOLATES = 'L2'
 CLASS = 'early exit'
 IDIOM = 'C: /* TODO: verify crc */'
 NEEDS = 'codec payload bit flips'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('validation.codec_v1', 'vectors.codec-v1')
 
 
 class NoCrc(Base2):

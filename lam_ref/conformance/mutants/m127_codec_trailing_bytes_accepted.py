@@ -10,7 +10,7 @@ VIOLATES = 'L2'
 CLASS = 'early exit'
 IDIOM = 'C: parse until the last block, never compare the cursor with the buffer end'
 NEEDS = 'codec streams with trailing bytes'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('validation.codec_v1',)
 
 
 class Trailing(Base2):

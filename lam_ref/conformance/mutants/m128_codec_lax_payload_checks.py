@@ -10,7 +10,7 @@ VIOLATES = 'L2'
 CLASS = 'early exit'
 IDIOM = 'C: decode whatever bits are there'
 NEEDS = 'crafted non-canonical codec payloads (sign on zero, padding, oversized rate)'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('validation.codec_v1', 'vectors.codec-v1')
 
 
 class LaxPayload(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'L2'
 CLASS = 'early exit'
 IDIOM = 'C: /* flags reserved */ p += 1;'
 NEEDS = 'codec streams with the flags byte set'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('validation.codec_v1', 'vectors.codec-v1')
 
 
 class FlagsIgnored(Base2):

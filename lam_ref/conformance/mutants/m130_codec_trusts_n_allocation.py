@@ -13,7 +13,7 @@ VIOLATES = 'VALID'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: float *out = malloc(n * sizeof(float)); before validating'
 NEEDS = 'codec headers with a huge n'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('validation.codec_header',)
 
 
 class TrustsN(Base2):

@@ -11,7 +11,7 @@ VIOLATES = 'DEF1'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: static float kept[1024][D], index k % 1024'
 NEEDS = 'retained sets past 1,024 rows with a late repeat of an early row'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.large_ids', 'substitute.retained_4096', 'vectors.core')
 
 
 class Ring1024(Base2):

@@ -11,7 +11,7 @@ VIOLATES = 'DEF1'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C++: if (n_kept < MAX_KEPT) kept[n_kept++] = row;'
 NEEDS = 'retained sets past 4,096 rows with a late repeat'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.retained_4096',)
 
 
 class Cap4096(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'DEF1'
 CLASS = 'integer width'
 IDIOM = 'C: uint16_t next_id; ++next_id'
 NEEDS = 'more than 65,536 arrivals with a retained row after id 65,535'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.large_ids',)
 
 
 class Uint16Ids(Base2):

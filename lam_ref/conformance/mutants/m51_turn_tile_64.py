@@ -13,7 +13,7 @@ VIOLATES = 'DEF1'
 CLASS = 'off-by-one at block boundary'
 IDIOM = 'CUDA: __shared__ float tile[64][D]; earlier tiles of the turn not re-read'
 NEEDS = 'turns (and batches) longer than 64 rows with matches across a 64-row tile'
-CAUGHT_BY: tuple[str, ...] = ('substitute.large',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.large', 'substitute.large_ids', 'substitute.retained_4096')
 
 
 class Tile64(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: uint64_t seen[1024] ring, seen[n++ % 1024] = h'
 NEEDS = 'L0 seen-sets past 1,024 distinct lines with a late repeat'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.large', 'vectors.l0')
 
 
 class Fifo:

@@ -13,7 +13,7 @@ VIOLATES = 'L0'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: uint8_t seen[4096/8]; bit h & 4095'
 NEEDS = 'L0 over more than ~100 distinct lines (bucket collisions)'
-CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics', 'lines.large', 'vectors.l0')
 
 
 class Bitset:

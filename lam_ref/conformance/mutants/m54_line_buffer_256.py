@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'fixed-size buffer'
 IDIOM = 'C: char key[256]; strncpy(key, line, sizeof key)'
 NEEDS = 'L0 lines longer than 256 bytes that share a long prefix'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.large', 'vectors.l0')
 
 
 class Prefix256(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'C: short q = (short)lrint(x / (2*eb));'
 NEEDS = 'codec quotients |x|/(2 eb) beyond 2^15'
-CAUGHT_BY: tuple[str, ...] = ('codec.error_bound',)
+CAUGHT_BY: tuple[str, ...] = ('codec.error_bound', 'codec.large_quotients', 'vectors.codec-bound')
 
 
 class Int16Codes(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'C: int32_t d = q[j] - q[j-1];'
 NEEDS = 'codec codes near ±2^31 with sign swings'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.large_quotients', 'vectors.codec-bound', 'vectors.codec-v1')
 
 
 class Int32Delta(Base2):

@@ -11,7 +11,7 @@ VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'C: if (llabs(q) > (1LL << 31)) error();'
 NEEDS = 'codec refusal exactly at |q| = 2^31 (encode, or decode of a crafted stream)'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.large_quotients', 'vectors.codec-v1')
 
 
 class QmaxOffByOne(Base2):

@@ -13,7 +13,7 @@ VIOLATES = 'L2'
 CLASS = 'integer width'
 IDIOM = 'CUDA (cuSZp): float errorBound passed to the kernel'
 NEEDS = "codec quotients beyond ~2^23 (eb's float32 rounding), or v1 byte vectors"
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'validation.codec_v1', 'vectors.codec-bound')
 
 
 class EbFloat32(Base2):

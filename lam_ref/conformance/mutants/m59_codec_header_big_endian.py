@@ -13,7 +13,7 @@ VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'C: htonl/htobe64 on the header fields'
 NEEDS = 'codec-v1 byte vectors (decode reference bytes / compare encoded bytes)'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'validation.codec_v1', 'vectors.codec-v1')
 
 
 class HeaderBE(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = "Python: crc.to_bytes(4, 'big'), as zlib/PNG trailers"
 NEEDS = 'codec-v1 byte vectors'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'validation.codec_v1', 'vectors.codec-v1')
 
 
 class CrcBE(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'C: crc32(0, body, body_len) written after the header is built'
 NEEDS = 'header bit flips (eb field) must be refused'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'validation.codec_v1', 'vectors.codec-v1')
 
 
 class CrcBodyOnly(Base2):

@@ -13,7 +13,7 @@ VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'C: byte |= bit << (j & 7)'
 NEEDS = 'codec-v1 byte vectors'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'vectors.codec-v1')
 
 
 class LsbFirst(Base2):

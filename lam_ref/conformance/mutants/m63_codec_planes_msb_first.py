@@ -10,7 +10,7 @@ VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'C: for (p = rate - 1; p >= 0; --p) write_plane(p);'
 NEEDS = 'codec-v1 byte vectors'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.v1_format', 'validation.codec_v1', 'vectors.codec-v1')
 
 
 class PlanesMsbFirst(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'L2'
 CLASS = 'byte order'
 IDIOM = 'Rust: bytemuck::cast_slice::<u8, f32>(buf) on network-order data'
 NEEDS = 'big-endian float32 codec input'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.byte_order',)
 
 
 class CodecRawLE(Base2):

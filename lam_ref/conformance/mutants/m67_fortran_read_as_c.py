@@ -12,7 +12,7 @@ VIOLATES = 'VALID'
 CLASS = 'memory layout'
 IDIOM = 'C++/Eigen: Map<Matrix<float, Dynamic, Dynamic, RowMajor>> over a column-major buffer'
 NEEDS = 'Fortran-ordered embeddings'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.layouts',)
 
 
 class FortranAsC(Base2):

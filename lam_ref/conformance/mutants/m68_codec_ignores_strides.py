@@ -12,7 +12,7 @@ VIOLATES = 'L2'
 CLASS = 'memory layout'
 IDIOM = 'C: const float *x = PyArray_DATA(a); for (i < n) x[i]'
 NEEDS = 'non-contiguous codec input'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.input_forms',)
 
 
 class CodecStrides(Base2):

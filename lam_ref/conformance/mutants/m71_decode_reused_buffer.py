@@ -12,7 +12,7 @@ VIOLATES = 'L2'
 CLASS = 'aliasing'
 IDIOM = 'numcodecs style decode(buf, out=self._out) with a cached out'
 NEEDS = 'aliasing across codec_decode calls'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('codec.input_forms',)
 
 
 class DecodeReuse(Base2):

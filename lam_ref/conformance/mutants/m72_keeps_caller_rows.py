@@ -13,7 +13,7 @@ VIOLATES = 'ONLINE'
 CLASS = 'aliasing'
 IDIOM = "Rust/C++: storing &[f32] / float* into the caller's buffer"
 NEEDS = 'a caller that reuses (overwrites) its input buffer between turns'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('online.caller_buffer_reuse',)
 
 
 class ZeroCopy(Base2):

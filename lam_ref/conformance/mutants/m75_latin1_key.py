@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = "Python 2 habit / C: narrow char conversion with '?' fallback"
 NEEDS = 'L0 on non-Latin text'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.text_edges',)
 
 
 class Latin1(Base2):

@@ -11,7 +11,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'Python: open(path, newline=None); C++: std::getline in text mode on Windows'
 NEEDS = 'L0 on CRLF text'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.text_edges', 'vectors.l0')
 
 
 class CrlfNormalised(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'Python: text.splitlines()'
 NEEDS = 'L0 on lone CR, form feed, U+2028 and a trailing newline'
-CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics', 'lines.text_edges', 'vectors.l0')
 
 
 class Splitlines(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'C: trim_right(buf) before hashing; Python line.rstrip()'
 NEEDS = 'L0 lines differing only in trailing whitespace'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.text_edges', 'lines.exact_bytes', 'vectors.l0')
 
 
 class RstripKey(Base2):

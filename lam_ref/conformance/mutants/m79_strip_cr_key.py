@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = "C: if (len && buf[len-1] == '\\\\r') buf[--len] = 0;"
 NEEDS = 'L0 on CRLF and LF copies of one line'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.text_edges', 'vectors.l0')
 
 
 class StripCr(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'Swift: String == compares canonically equivalent strings as equal'
 NEEDS = 'L0 on canonically equivalent but different Unicode lines'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.text_edges', 'lines.exact_bytes', 'vectors.l0')
 
 
 class NfcKey(Base2):

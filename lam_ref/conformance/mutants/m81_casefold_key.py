@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'C: strcasecmp / SQL COLLATE NOCASE'
 NEEDS = 'L0 lines differing only in case'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.exact_bytes',)
 
 
 class Casefold(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'C: strstr(line, PREFIX) != NULL'
 NEEDS = 'L0 lines containing the stub prefix mid-line'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.text_edges', 'vectors.l0')
 
 
 class PrefixAnywhere(Base2):

@@ -11,7 +11,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'Python: line.lstrip().startswith(PREFIX)'
 NEEDS = 'L0 indented lines starting with the stub prefix'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.text_edges', 'vectors.l0')
 
 
 class PrefixIndent(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'text encoding'
 IDIOM = 'C: strspn(line, " ") == len'
 NEEDS = 'L0 whitespace-only lines of tabs'
-CAUGHT_BY: tuple[str, ...] = ('lines.semantics',)
+CAUGHT_BY: tuple[str, ...] = ('lines.semantics', 'lines.text_edges', 'vectors.l0')
 
 
 class SpacesOnly(Base2):

@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'early exit'
 IDIOM = 'Python: if not rec: continue'
 NEEDS = 'L0 with empty records'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.text_edges', 'vectors.l0')
 
 
 class SkipsEmpty(Base2):

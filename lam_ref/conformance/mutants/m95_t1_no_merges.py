@@ -10,7 +10,7 @@ VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'Python: if t >= 1.0: return np.arange(n)'
 NEEDS = 'duplicates at t = 1'
-CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties', 'substitute.signed_zeros', 'substitute.threshold_ends')
 
 
 class T1NoMerge(Base2):

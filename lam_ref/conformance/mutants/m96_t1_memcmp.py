@@ -12,7 +12,7 @@ VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'C: if (d2 == 0.0) return memcmp(a, b, D * sizeof(float)) == 0;'
 NEEDS = 'rows with signed zeros at t = 1'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.signed_zeros',)
 
 
 class T1Memcmp(Base2):

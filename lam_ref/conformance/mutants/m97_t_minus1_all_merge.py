@@ -11,7 +11,7 @@ VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'Python: if t <= -1: return np.zeros(n, np.int64)'
 NEEDS = 't = -1 with antipodal rows of norm slightly above 1'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.threshold_ends',)
 
 
 class TMinus1(Base2):

@@ -12,7 +12,7 @@ VIOLATES = 'EQ1'
 CLASS = 'special-cased threshold'
 IDIOM = 'CUDA: const float d2 = 2.0f - 2.0f * t;'
 NEEDS = 'pairs a hair outside δ where float32(2 - 2t) rounds'
-CAUGHT_BY: tuple[str, ...] = ('substitute.boundary',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.boundary', 'vectors.core')
 
 
 class D2Float32(Base2):
