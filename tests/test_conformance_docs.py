@@ -100,3 +100,7 @@ def test_page_lists_every_check_and_mutant():
         assert re.search(rf"\| `{name}` \| [^|]+ \| {m.VIOLATES} \|", text), f"docs/conformance.md lacks mutant {name} ({m.VIOLATES})"
     n = len(load_mutants())
     assert f"ships {n} small implementations" in text, f"the page must say how many mutants ship ({n})"
+    for name, caught in re.findall(r"\| `(m\d\d_\w+)` \| [^|]*\(caught by ([^)]*)\) \|", text):
+        said = set(re.findall(r"`([a-z_.0-9]+)`", caught))
+        named = {c.id for c in CHECKS if name in c.shown_to_fail_on}
+        assert said == named, f"docs/conformance.md says {name} is caught by {sorted(said)}; the checks name {sorted(named)}"

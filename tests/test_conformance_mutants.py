@@ -2,8 +2,9 @@
 
 Each module of :mod:`lam_ref.conformance.mutants` implements SPEC §15 with one realistic bug and
 declares ``VIOLATES``. The checks run in-process on every mutant with reduced example counts
-(``scale``); a mutant is *killed* when at least one check fails and a failed check carries the
-claim ID ``VIOLATES``. The kill rate must be 100 % and is printed.
+(``scale``): the checks that name the mutant in ``shown_to_fail_on`` and those of the claim it
+violates, or all for a mutant no check names (heavy checks only where they name it); a mutant is *killed* when at least one check fails and a failed
+check carries the claim ID ``VIOLATES``. The kill rate must be 100 % and is printed.
 """
 
 from __future__ import annotations
@@ -21,10 +22,16 @@ def _short(module) -> str:
     return module.__name__.rsplit(".", 1)[1]
 
 
-def _heavy_skips(name: str) -> dict[str, str]:
-    """Heavy checks (cases large by construction, seconds each on the plain skeleton) run only on the
-    mutants they name; every correct implementation runs them (tests/test_conformance_no_false_alarms.py)."""
-    return {c.id: "heavy check, run on the mutants it names" for c in CHECKS if c.heavy and name not in c.shown_to_fail_on}
+def _selection(mutant) -> list[str]:
+    """The checks run on a mutant: those that name it in ``shown_to_fail_on`` (each naming is held true) and
+    every check of the claim it violates, or, for a mutant no check names, every check; heavy checks (cases
+    large by construction, seconds each on the plain skeleton) only where they name the mutant. Every
+    correct implementation runs every check (tests/test_conformance_no_false_alarms.py)."""
+    name = _short(mutant)
+    named = [c.id for c in CHECKS if name in c.shown_to_fail_on]
+    if not named:
+        return [c.id for c in CHECKS if not c.heavy]
+    return named + [c.id for c in CHECKS if c.claim == mutant.VIOLATES and not c.heavy and c.id not in named]
 
 
 #: The mutants written with the checks (m01-m45); m46 onwards carry a measured CAUGHT_BY record.
@@ -36,7 +43,7 @@ BY_NAME = {_short(m): m for m in MUTANTS}
 def kills():
     """``{mutant: [failed CheckResult, ...]}`` for every mutant m01-m45 (computed once)."""
     return {
-        _short(m): [r for r in run_checks(m, scale=SCALE, skips=_heavy_skips(_short(m))) if r.outcome == "failed"]
+        _short(m): [r for r in run_checks(m, scale=SCALE, select=_selection(m)) if r.outcome == "failed"]
         for m in DESIGNED
     }
 

@@ -9,7 +9,11 @@ Three ways in, one set of checks (:mod:`lam_ref.conformance.checks`):
   ``check_*`` function of :mod:`lam_ref.conformance.checks`.
 
 ``pkg.module`` may be ``exec:COMMAND`` for an implementation in another language
-(:mod:`lam_ref.conformance.protocol`). lam_ref checks itself through
+(:mod:`lam_ref.conformance.protocol`). There is no default implementation: with none chosen the
+suite refuses to run. An implementation declares the profiles it claims (``PROFILES``,
+:mod:`lam_ref.conformance.profiles`); every check belongs to profiles and the report gives a
+verdict per profile. The checks are registered by the ``@check`` decorator and listed by
+:mod:`lam_ref.conformance.registry`. lam_ref checks itself through
 :mod:`lam_ref.conformance.adapter` (exhaustive, ``COMPLETE = True``) and
 :mod:`lam_ref.conformance.adapter_banded` (``COMPLETE = False``); the suite's own power is shown
 by the deliberately wrong implementations in :mod:`lam_ref.conformance.mutants` and its freedom

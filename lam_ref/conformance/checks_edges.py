@@ -269,15 +269,23 @@ def check_substitute_fresh_results(impl: Any, ctx: Context) -> None:
 # online (profile online)
 # -------------------------------------------------------------------------------------------
 @check("online.fresh_results", claim="ONLINE",
-       spec="§2.4/§6.1 admit returns a fresh array: the next admit never changes an earlier result",
-       parts=("substitute", "online"), profiles=("online",), shown_to_fail_on=("m32_admit_reuses_buffer",))
+       spec="§2.4/§6.1 admit returns a fresh array (the next admit never changes it) and takes turns in any layout",
+       parts=("substitute", "online"), profiles=("online",), shown_to_fail_on=("m32_admit_reuses_buffer", "m23_ignores_strides"))
 def check_online_fresh_results(impl: Any, ctx: Context) -> None:
-    """Results of earlier turns stay as returned while later turns (different rows, sizes) run."""
+    """Results of earlier turns stay as returned while later turns (different rows, sizes, layouts:
+    Fortran-ordered, strided, read-only) run; together they equal the batch π."""
     (a, t), (b, _) = _two_inputs()
     session = impl.online_session(t)
     outs, kept = [], []
-    for k, turn in enumerate((a, b, a[:2], b[1:])):
-        out = _as_pi(session.admit(turn), turn.shape[0], f"admit of turn {k}")
+    strided = np.full((5, 5), 3.0, dtype=np.float32)
+    strided[1::2, ::2] = a[:2]
+    readonly = b[1:].copy()
+    readonly.setflags(write=False)
+    turns = (a, np.asfortranarray(b), strided[1::2, ::2], readonly)
+    layouts = ("C-ordered", "Fortran-ordered", "strided", "read-only")
+    for k, turn in enumerate(turns):
+        out = _accepts(lambda turn=turn: session.admit(turn), f"admit of turn {k} ({layouts[k]}, SPEC §2.4)")
+        out = _as_pi(out, turn.shape[0], f"admit of turn {k}")
         outs.append(out)
         kept.append(out.copy())
     for k, (out, copy) in enumerate(zip(outs, kept)):

@@ -227,7 +227,8 @@ def check(
         raise ValueError(f"check {check_id!r}: unknown or no profiles {unknown or profiles}")
 
     def deco(func: Callable[..., None]) -> Callable[..., None]:
-        title = (func.__doc__ or check_id).strip().splitlines()[0]
+        # the docstring's first paragraph, on one line
+        title = " ".join((func.__doc__ or check_id).strip().split("\n\n")[0].split())
 
         def wrapper(impl: Any = None, ctx: Context | None = None) -> None:
             from .impl import Implementation, load_implementation

@@ -10,7 +10,8 @@ It also computes differently wherever SPEC §2 allows:
 * one retained matrix grown in place, searched per arrival (no blocks, no band index);
 * L0 over Python strings with its own stub template (prefix :data:`STUB_PREFIX`);
 * an L2 codec with its own byte format (header, then zig-zag LEB128 varints of the block deltas
-  of ``q = rint(x / 2eb)``), not cuSZp's bit-planes: SPEC §15 fixes the bound, not the bytes.
+  of ``q = rint(x / 2eb)``), not cuSZp's bit-planes: it claims profile ``codec-bound`` (SPEC §9.4,
+  §15.4), which fixes the bound, not the bytes; ``codec-v1`` would fix the bytes.
 
 Check it yourself: ``lam-ref conform --impl lam_ref.conformance.independent``.
 """

@@ -57,7 +57,7 @@ def checks_table(checks: list[Check] | None = None) -> str:
     """The markdown table of every check (id, claim, profiles, statement) docs/conformance.md shows."""
     rows = ["| check | claim | profiles | what it checks |", "|---|---|---|---|"]
     for c in CHECKS if checks is None else checks:
-        rows.append(f"| `{c.id}` | {c.claim} | {', '.join(c.profiles)} | {c.title.replace('|', '/')} |")
+        rows.append(f"| `{c.id}` | {c.claim} | {', '.join(c.profiles)} | {c.title.replace('|', chr(92) + '|')} |")
     return "\n".join(rows)
 
 
