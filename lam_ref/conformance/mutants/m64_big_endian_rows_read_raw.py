@@ -13,7 +13,7 @@ VIOLATES = 'VALID'
 CLASS = 'byte order'
 IDIOM = 'C extension: (float *)PyArray_DATA(arr) without checking PyArray_ISNOTSWAPPED'
 NEEDS = 'big-endian float32 embeddings'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('substitute.byte_order',)
 
 
 class RawLE(Base2):

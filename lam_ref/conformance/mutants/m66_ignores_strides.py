@@ -13,7 +13,7 @@ VIOLATES = 'VALID'
 CLASS = 'memory layout'
 IDIOM = 'C: float *p = PyArray_DATA(a); p[i*D + j] without PyArray_STRIDES'
 NEEDS = 'non-contiguous (strided) embeddings'
-CAUGHT_BY: tuple[str, ...] = ('substitute.layouts',)
+CAUGHT_BY: tuple[str, ...] = ('substitute.layouts', 'online.fresh_results')
 
 
 class IgnoresStrides(Base2):
