@@ -30,6 +30,14 @@ SCALE = 0.1
 KEEP = 3
 PAGE = "docs/conformance-mutants.md"
 COMMAND_TEST = "pytest -q tests/test_conformance_mutants.py"
+COMMAND_FULL = "HYPOTHESIS_PROFILE=thorough pytest -q tests/test_conformance_mutants.py -k survivors"
+#: What the same mutants measured against earlier states of the suite (the measurements that
+#: motivated checks_extra); kept as text, the live figures above are derived from the records.
+HISTORY = [
+    "against the 16 checks of the first suite: 37 / 85 caught (44 %); 48 got through",
+    "after the edge checks (checks_edges) and the test vectors were merged: 74 / 85 (87 %)",
+    "after lam_ref.conformance.checks_extra (written for the 11 classes still missed): the figure above",
+]
 COMMAND_RECORD = "python -m lam_ref.conformance.mutants._table --record"
 
 
@@ -56,6 +64,11 @@ def record(scale: float = SCALE, out=sys.stdout) -> dict[str, list[str]]:
         failed = measure(m, scale)
         found[_short(m)] = failed
         keep = tuple(failed[:KEEP])
+        if keep:  # keep only catches that reproduce when just the recorded checks run (what the meta-test does)
+            from .. import run_checks
+
+            again = {r.id for r in run_checks(m, scale=scale, select=list(keep)) if r.outcome == "failed"}
+            keep = tuple(c for c in keep if c in again) or tuple(failed[:1])
         path = Path(m.__file__)
         text = path.read_text()
         new = re.sub(r"^CAUGHT_BY: tuple\[str, \.\.\.\] = .*$", f"CAUGHT_BY: tuple[str, ...] = {keep!r}", text, count=1, flags=re.M)
@@ -93,8 +106,15 @@ def render() -> str:
         "default example counts.",
         f"- **Controls**: **{len(controls)} / {len(controls)} pass** every check (a failing control "
         "fails the test suite).",
-        f"- Measured by `{COMMAND_TEST}` (prints both rates; every `CAUGHT_BY` record below must fail "
-        f"and every control must pass); `{COMMAND_RECORD}` re-measures and rewrites the records.",
+        f"- Measured by `{COMMAND_RECORD}` (runs every check on every mutant m46+ and rewrites the "
+        f"records below); `{COMMAND_TEST}` holds every record true (each recorded check fails) and "
+        f"runs the skeleton and `independent2` on every check; `{COMMAND_FULL}` re-runs every check on "
+        "every mutant (a survivor must still pass everything) and every control, and prints both rates.",
+        "- `c12_incomplete_cell_only` declares `vectors.core` and `vectors.online` as expected failures: "
+        "the vectors hold a `COMPLETE = False` implementation to the oracle's exact π, while SPEC §15.1 "
+        "holds it only to soundness (a false alarm this control found).",
+        "",
+        "History of the kill rate of these mutants: " + "; ".join(HISTORY) + ".",
     ]
     if survivors:
         lines.append(
