@@ -22,9 +22,8 @@ __all__ = ["mutant_names", "load_mutants"]
 
 def mutant_names() -> list[str]:
     """Dotted names of every shipped mutant, in order."""
-    return [
-        f"{__name__}.{m.name}" for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name) if re.match(r"m\d\d_", m.name)
-    ]
+    found = [m.name for m in pkgutil.iter_modules(__path__) if re.match(r"m\d{2,3}_", m.name)]
+    return [f"{__name__}.{name}" for name in sorted(found, key=lambda name: int(name[1:].split("_")[0]))]
 
 
 def load_mutants() -> list[types.ModuleType]:

@@ -93,7 +93,7 @@ class Base:
 
     def admit_turn(self, state: BaseSession, turn: np.ndarray) -> np.ndarray:
         first = len(state.rows)
-        state.rows.extend(turn)
+        state.rows.extend(np.array(turn, copy=True))  # own copy: the caller may reuse its buffer (SPEC §6.1)
         e = np.asarray(state.rows, dtype=np.float32).reshape(len(state.rows), turn.shape[1])
         d2 = self.threshold(state.t)
         for i in range(first, e.shape[0]):
