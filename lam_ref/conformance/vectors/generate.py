@@ -693,6 +693,7 @@ SESSION_NOTES = {
     "Inconsistent": ("InvalidFile", "map, distances, retained ids and rows disagree: refused (SPEC §6.3)."),
     "NotAZip": ("InvalidFile", "bytes that are not a session file, or a truncated one: refused."),
     "NonFinite": ("InvalidFile", "non-finite distances: refused."),
+    "NextId": ("Functionality", "a restored session numbers new arrivals from the number admitted before the save, not from |R| (SPEC §6.3)."),
 }
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -746,6 +747,12 @@ def build_session_v1() -> _File:
     good = session_file(settings, arrays, next_id=8, turns=2)
     add("8 rows saved after 2 turns; 4 more rows admitted after loading", ["Restore"], good, True,
         [later[:1], later[1:]], [full[8:9], full[9:]])
+    # a row far from every saved one is retained after loading: its id is 8, the arrivals counted
+    far = next(c for c in (-saved[0], -saved[1], -saved[2], -saved[3])
+               if oracle(np.concatenate([saved, c[None, :]]), t).pi[8] == 8)
+    assert kept.size < 8, "the saved rows must include merged ones, so that 8 != |R|"
+    add("8 rows saved (fewer retained); a far row admitted after loading is retained as id 8", ["Restore", "NextId"],
+        good, True, [far[None, :]], [oracle(np.concatenate([saved, far[None, :]]), t).pi[8:]])
     empty_settings = dict(settings, dim=None)
     unused = {"retained_embeddings": np.zeros((0, 0), np.float32), "retained_ids": np.zeros(0, np.int64),
               "pi": np.zeros(0, np.int64), "distances": np.zeros(0, np.float64), "turn_lengths": np.zeros(0, np.int64)}
