@@ -155,6 +155,9 @@ class Base:
             raise LamValueError(f"x[{bad[0]}] is {arr[bad[0]]!r}; the codec needs finite values")
         if isinstance(eb, bool) or not isinstance(eb, (int, float)) or not np.isfinite(2.0 * eb) or eb <= 0:
             raise LamValueError(f"eb must be a positive number with 2*eb finite, got {eb!r}")
+        top = float(np.max(np.abs(arr.astype(np.float64)))) / (2.0 * float(eb)) if arr.size else 0.0
+        if top >= 2.0**62 or np.rint(top) * 2.0 * float(eb) > float(np.finfo(np.float32).max):
+            raise LamValueError(f"eb = {eb!r}: codes or reconstructions out of range for these values (SPEC §9.3)")
         q = self.quantize(arr, float(eb))
         body = self._HEADER.pack(b"BASE", arr.size, float(eb)) + q.astype("<i8").tobytes()
         return body + struct.pack("<I", zlib.crc32(body))
