@@ -293,3 +293,48 @@ def test_banded_prefilter_keeps_pairs_a_hair_inside_delta():
     assert got.pairs_verified >= 256, f"the prefilter is reached only with >= 256 candidates, got {got.pairs_verified}"
     lost = np.flatnonzero(got.pi != want)
     assert lost.size == 0, f"banded run lost {lost.size} merges a hair inside δ (first row {lost[:1].tolist()})"
+
+
+def _confirmed_pairs(e: np.ndarray, m: int, t: float):
+    """Every pair the exact rule accepts for the block ``e[m:]`` after the prefix ``e[:m]``: against
+    the prefix's retained chunks (by the definition) and among the block's own rows ``j < i``."""
+    prefix_pi = definition_pi(e[:m], t)[0]
+    kept = np.asarray([i for i in range(m) if prefix_pi[i] == i], dtype=np.int64)
+    block = e[m:]
+    d2 = delta_sq(t)
+    sq_r = ((block[:, None, :].astype(np.float64) - e[kept][None, :, :].astype(np.float64)) ** 2).sum(axis=2)
+    r_rows, r_k = np.nonzero(sq_r <= d2)
+    sq_b = ((block[:, None, :].astype(np.float64) - block[None, :, :].astype(np.float64)) ** 2).sum(axis=2)
+    in_rows, in_cols = np.nonzero((sq_b <= d2) & np.tri(block.shape[0], k=-1, dtype=bool))
+    return (r_rows, kept[r_k], sq_r[r_rows, r_k]), (in_rows, in_cols, sq_b[in_rows, in_cols])
+
+
+@pytest.mark.claim("DEF1")
+@given(seed=st.integers(0, 2**32 - 1))
+def test_resolve_takes_the_lowest_id_from_candidates_in_any_order(seed):
+    """DEF1/SPEC §5.1, Algorithm 2 line 7 (``y* = min{y ∈ C : ‖e_i − e_y‖ ≤ δ}``): the resolve step
+    of the batch engine applies lowest-id-wins itself. Fed every confirmed pair of a block, both
+    lists shuffled (so no producer's ``(row, id)`` order helps), it returns the definition's π and
+    distances for the block. A resolve that takes the first pair of each row, or the highest id,
+    fails here: the fixture has rows with several retained candidates and rows whose lowest
+    earlier in-block candidate was itself merged."""
+    from lam_ref.substitution import resolve
+
+    rng = np.random.default_rng(seed)
+    t, m = 0.7, 40
+    e = clustered(rng, 100, 4, dup=0.6, spread=(0.05, 0.9))
+    (r_rows, r_ids, r_sq), (in_rows, in_cols, in_sq) = _confirmed_pairs(e, m, t)
+    want, _ = definition_pi(e, t)
+    want_block = np.asarray(want[m:])
+    assert np.bincount(r_rows).max() >= 2, "fixture: a row with several retained candidates"
+    merged_first = [i for i in set(in_rows.tolist()) if want_block[in_cols[in_rows == i].min()] != m + in_cols[in_rows == i].min()]
+    assert merged_first, "fixture: a row whose lowest in-block candidate was merged"
+    p, q = rng.permutation(r_rows.size), rng.permutation(in_rows.size)
+    pi, sq, keep = resolve(m, e.shape[0] - m, r_rows[p], r_ids[p], r_sq[p], in_rows[q], in_cols[q], in_sq[q])
+    assert pi.tolist() == want_block.tolist(), f"resolve differs from the definition at {np.flatnonzero(pi != want_block)[:10]}"
+    assert keep.tolist() == (want_block == np.arange(m, e.shape[0])).tolist(), "the retained mask is π's fixed points"
+    block64 = e[m:].astype(np.float64)
+    ref_sq = ((block64 - e[want_block].astype(np.float64)) ** 2).sum(axis=1)
+    assert np.array_equal(sq, np.where(keep, 0.0, ref_sq)), "each row's sq is that of the chosen representative"
+    again = resolve(m, e.shape[0] - m, r_rows, r_ids, r_sq, in_rows, in_cols, in_sq)
+    assert np.array_equal(again[0], pi), "the order of the candidates does not matter"
