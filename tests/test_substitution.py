@@ -213,16 +213,16 @@ def test_banded_prefilter_keeps_pairs_a_hair_inside_delta():
 
 def _confirmed_pairs(e: np.ndarray, m: int, t: float):
     """Every pair the exact rule accepts for the block ``e[m:]`` after the prefix ``e[:m]``: against
-    the prefix's retained chunks (by the definition) and among the block's own rows ``j < i``."""
+    the prefix's retained chunks (by the definition) and among the block's own rows ``j < i``; and
+    the float64 squared distances of the block's rows to every row, ``sq[i, y]``, they come from."""
     prefix_pi = definition_pi(e[:m], t)[0]
     kept = np.asarray([i for i in range(m) if prefix_pi[i] == i], dtype=np.int64)
-    block = e[m:]
+    e64 = e.astype(np.float64)
+    sq = ((e64[m:, None, :] - e64[None, :, :]) ** 2).sum(axis=2)
     d2 = delta_sq(t)
-    sq_r = ((block[:, None, :].astype(np.float64) - e[kept][None, :, :].astype(np.float64)) ** 2).sum(axis=2)
-    r_rows, r_k = np.nonzero(sq_r <= d2)
-    sq_b = ((block[:, None, :].astype(np.float64) - block[None, :, :].astype(np.float64)) ** 2).sum(axis=2)
-    in_rows, in_cols = np.nonzero((sq_b <= d2) & np.tri(block.shape[0], k=-1, dtype=bool))
-    return (r_rows, kept[r_k], sq_r[r_rows, r_k]), (in_rows, in_cols, sq_b[in_rows, in_cols])
+    r_rows, r_k = np.nonzero(sq[:, kept] <= d2)
+    in_rows, in_cols = np.nonzero((sq[:, m:] <= d2) & np.tri(e.shape[0] - m, k=-1, dtype=bool))
+    return (r_rows, kept[r_k], sq[r_rows, kept[r_k]]), (in_rows, in_cols, sq[in_rows, m + in_cols]), sq
 
 
 @pytest.mark.claim("DEF1")
@@ -239,7 +239,7 @@ def test_resolve_takes_the_lowest_id_from_candidates_in_any_order(seed):
     rng = np.random.default_rng(seed)
     t, m = 0.7, 40
     e = clustered(rng, 100, 4, dup=0.6, spread=(0.05, 0.9))
-    (r_rows, r_ids, r_sq), (in_rows, in_cols, in_sq) = _confirmed_pairs(e, m, t)
+    (r_rows, r_ids, r_sq), (in_rows, in_cols, in_sq), sq_all = _confirmed_pairs(e, m, t)
     want, _ = definition_pi(e, t)
     want_block = np.asarray(want[m:])
     assert np.bincount(r_rows).max() >= 2, "fixture: a row with several retained candidates"
@@ -249,8 +249,7 @@ def test_resolve_takes_the_lowest_id_from_candidates_in_any_order(seed):
     pi, sq, keep = resolve(m, e.shape[0] - m, r_rows[p], r_ids[p], r_sq[p], in_rows[q], in_cols[q], in_sq[q])
     assert pi.tolist() == want_block.tolist(), f"resolve differs from the definition at {np.flatnonzero(pi != want_block)[:10]}"
     assert keep.tolist() == (want_block == np.arange(m, e.shape[0])).tolist(), "the retained mask is π's fixed points"
-    block64 = e[m:].astype(np.float64)
-    ref_sq = ((block64 - e[want_block].astype(np.float64)) ** 2).sum(axis=1)
+    ref_sq = sq_all[np.arange(want_block.size), want_block]  # resolve copies the sq it is given
     assert np.array_equal(sq, np.where(keep, 0.0, ref_sq)), "each row's sq is that of the chosen representative"
     again = resolve(m, e.shape[0] - m, r_rows, r_ids, r_sq, in_rows, in_cols, in_sq)
     assert np.array_equal(again[0], pi), "the order of the candidates does not matter"
