@@ -371,7 +371,12 @@ def test_hull_distance_when_the_affine_minimiser_leaves_the_simplex(dim, m, seed
     """Instances (found by search) on which Wolfe's minor cycle runs: the affine minimiser of the
     active set has a weight ``<= 0`` and is clipped back into the simplex. The result is still
     certified: weights on the simplex reproduce the point, and the lower bound recomputed here
-    from the separating direction (valid for any direction, by duality) meets the distance."""
+    from the separating direction (valid for any direction, by duality) meets the distance.
+
+    Tolerance: ``hull_distance`` takes the direction normal to its final face, this test
+    ``(x − p)/|x − p|``; they differ by the rounding of ``p`` and of Wolfe's last affine solve
+    (``O(κ·D·u·|v|/|x − p|)``, ``κ`` the condition of the face), which moves ``min_j (x − v_j)·w``
+    by at most 2.5e-14 on these instances (measured; ``|x − p| >= 0.02``), inside ``1e-12``."""
     from lam_ref.covering import hull_distance
 
     rng = np.random.default_rng(seed)
@@ -539,7 +544,12 @@ def test_hull_distance_decreases_monotonically_along_wolfes_iterations(dim, m, s
     the dual bound of the separating direction (valid for any direction, by duality), also
     before convergence. Once the optimality gap ``z·z - min_j z·(v_j - x)`` (``z = p - x``,
     recomputed here) is at most half the stopping tolerance ``1e-12·scale``, one more iteration
-    returns the same result: the method has stopped."""
+    returns the same result: the method has stopped.
+
+    The ``1e-12·spread`` tolerances cover the rounding of ``p = weightsᵀV`` (``O(D·u·spread)``) and
+    the difference between the face normal ``hull_distance`` uses and the direction
+    ``(x − p)/|x − p|`` recomputed here, ``O(κ·D·u·spread²/|x − p|)``: at most ``8e-15·spread``
+    on these instances (measured); where ``x`` ends inside the hull both sides are below ``|x − p|``."""
     from lam_ref.covering import hull_distance
 
     rng = np.random.default_rng(seed)
@@ -572,7 +582,8 @@ def test_hull_distance_round_off_threshold_is_relative_to_the_scale():
     max_j ||v_j - x||²)``: at 1.2e-12 from a short segment (scale 1) it is outside (a direction,
     a lower bound); at 5e-11 from a segment of half-length 100 (scale 1e4, threshold 1e-10) it
     is inside (no direction, lower 0) though the distance is still reported. A vertex itself is
-    at distance exactly 0 with all weight on it.
+    at distance exactly 0 with all weight on it (exact in any summation order: the one-hot
+    weights reproduce the vertex, products by 0 and 1 and sums with 0 being exact).
 
     Rounding (issue 22): the hull point ``p`` carries ``O(ε·|v|) ≈ 1e-17`` of BLAS-order-dependent
     error; before ``_face_normal`` that tilted the direction by ``1e-17 / 1.2e-12`` and the lower

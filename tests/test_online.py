@@ -176,7 +176,8 @@ def test_admit_arrival_takes_the_lowest_id_whatever_the_candidate_order(exhausti
     :func:`lam_ref.online.admit_arrival` applies lowest-id-wins itself. With the matcher's
     candidate generator made to return its positions reversed, a stream of one-row turns at a low
     threshold (many arrivals with several retained witnesses) still equals Algorithm 2 and, in
-    exhaustive mode, the oracle. Taking the first candidate within δ fails here."""
+    exhaustive mode, the oracle. Taking the first candidate within δ fails here. (Distances are
+    compared exactly: both paths take them from :func:`lam_ref.geometry.sq_dist_rows`.)"""
     from lam_ref.substitution import Matcher
 
     t = 0.5
