@@ -504,3 +504,17 @@ def test_restored_rows_are_float32_as_at_admission(tmp_path):
     _write(tmp_path / "x.lam", header, {**arrays, "retained_embeddings": row64})
     back = OnlineSession.load(tmp_path / "x.lam")
     assert back.admit(row64.astype(np.float32)).pi.tolist() == [0], "the float32 copy of the retained row merges"
+
+
+def test_turn_of_several_one_dimensional_arrivals():
+    """SPEC §6.1: a turn of several arrivals is tested in order whatever the dimension; with
+    ``D = 1`` (the unit "sphere" {-1, +1}, points 2 apart) the turn ``[1, -1, 1]`` gives
+    ``π = [0, 1, 0]``, as one arrival per turn does. Dispatching on the width instead of the
+    number of arrivals fails here."""
+    rows = np.array([[1.0], [-1.0], [1.0]], dtype=np.float32)
+    for exhaustive in (True, False):
+        s = OnlineSession(0.5, exhaustive=exhaustive)
+        tr = s.admit(rows)
+        assert tr.pi.tolist() == [0, 1, 0] and len(tr) == 3, f"exhaustive={exhaustive}: {tr.pi}"
+        one = OnlineSession(0.5, exhaustive=exhaustive)
+        assert [int(one.admit(r[None, :]).pi[0]) for r in rows] == [0, 1, 0], "one arrival per turn"

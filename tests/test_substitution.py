@@ -590,3 +590,52 @@ def test_one_dimensional_rows_and_int64_ids_before_any_regrowth():
     b = Matcher(0.5, 1)
     assert b.admit(np.array([[1.0]], dtype=np.float32))[0].tolist() == [0], "banded, one arrival"
     assert b.retained_ids.dtype == np.int64, f"{b.retained_ids!r}"
+
+
+def test_prefilter_keeps_every_pair_within_delta_across_chunks_of_16384():
+    """SPEC §5 (sound prefilter): ``Matcher._prefilter`` works through the candidate pairs in chunks
+    of 16,384 and returns each pair that its float32 bound cannot exclude, once, in the order
+    given. 40,000 pairs (three chunks, the last partial), each either well inside δ (a near-copy
+    of its retained row) or far outside it, must come back as exactly the inside ones. Chunks
+    that overlap, skip a pair, stop after 16,384 starts or offset the indices wrongly fail here."""
+    rng = np.random.default_rng(5)
+    d, t = 16, 0.9
+    retained = unit_rows(rng, 64, d)
+    m = Matcher(t, d)
+    m.admit(retained)
+    assert m.n_retained == 64, "fixture: 64 random rows are all retained at t = 0.9"
+    near = retained + rng.normal(scale=0.01, size=retained.shape).astype(np.float32)
+    block = np.concatenate([near / np.linalg.norm(near, axis=1, keepdims=True), unit_rows(rng, 64, d)]).astype(np.float32)
+    rows = rng.integers(0, 128, size=40_000)
+    cols = np.where(rows < 64, rows, rng.integers(0, 64, size=40_000))
+    b64 = block.astype(np.float64)
+    bnorms = np.einsum("ij,ij->i", b64, b64)
+    sq = ((b64[rows] - retained[cols].astype(np.float64)) ** 2).sum(axis=1)
+    inside = sq <= delta_sq(t)
+    assert np.array_equal(inside, rows < 64) and sq[~inside].min() > delta_sq(t) + 0.05, "fixture: a clear gap at δ"
+    got_rows, got_cols = m._prefilter(block, bnorms, rows, cols)
+    want = np.flatnonzero(inside)
+    assert got_rows.size == want.size, f"{got_rows.size} pairs kept, {want.size} are inside δ"
+    assert np.array_equal(got_rows, rows[want]) and np.array_equal(got_cols, cols[want]), "the inside pairs, in order"
+
+
+def test_in_block_prefilter_below_orthogonal_thresholds():
+    """SPEC §2/§5 at a negative threshold (``t = -0.5``: ``δ² = 3``, pairs down to cosine -0.5 merge):
+    the in-block float32 prefilter (run when a block has at least 256 unresolved band pairs) must
+    keep a pair at cosine -0.4. With a quantizer step so coarse that every row shares every band
+    key, 300 rows give 44,850 in-block pairs; row 1 lies at cosine -0.4 from row 0 and must merge
+    into it, as in the definition. A threshold that is not ``(|a|² + |b|² − δ²)/2`` less the error
+    bound (e.g. divided by 3, too high when ``δ² > 2``) drops the pair and keeps row 1."""
+    rng = np.random.default_rng(9)
+    d, t = 8, -0.5
+    e = unit_rows(rng, 300, d)
+    e[0] = 0.0
+    e[0, 0] = 1.0
+    e[1] = 0.0
+    e[1, 0], e[1, 1] = -0.4, np.sqrt(1 - 0.16)
+    settings = BandSettings(r=4, rel=10.0)
+    keys = band_keys(e, settings)
+    assert (keys == keys[0]).all(), "fixture: every row shares every band key"
+    res = substitute(e, t, r=4, rel=10.0)
+    want, _ = definition_pi(e, t, keys)
+    assert res.pi[1] == 0 and res.pi.tolist() == want, f"π[1] = {res.pi[1]}; differs at {np.flatnonzero(res.pi != np.asarray(want))[:5]}"
