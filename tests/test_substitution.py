@@ -639,3 +639,18 @@ def test_in_block_prefilter_below_orthogonal_thresholds():
     res = substitute(e, t, r=4, rel=10.0)
     want, _ = definition_pi(e, t, keys)
     assert res.pi[1] == 0 and res.pi.tolist() == want, f"π[1] = {res.pi[1]}; differs at {np.flatnonzero(res.pi != np.asarray(want))[:5]}"
+
+
+def test_blocks_of_one_arrival_count_the_pairs_they_verify():
+    """SPEC §5.3 / pairs verified (spec-decisions): ``Matcher.admit`` given one arrival at a time
+    (a block of one row) decides as the definition and counts the pairs the definition looks at:
+    every retained row in exhaustive mode, the retained rows sharing a band key in banded mode. A
+    block of one row has no in-block pair to count."""
+    e = clustered(np.random.default_rng(12), 60, 8, dup=0.5)
+    for exhaustive in (True, False):
+        m = Matcher(0.9, 8, exhaustive=exhaustive)
+        steps = [m.admit(e[i : i + 1]) for i in range(60)]
+        want, looked = definition_pi(e, 0.9, None if exhaustive else band_keys(e, BandSettings()))
+        assert [int(s[0][0]) for s in steps] == want, f"exhaustive={exhaustive}: π differs from the definition"
+        assert sum(s[2] for s in steps) == looked == m.pairs_verified, (
+            f"exhaustive={exhaustive}: {sum(s[2] for s in steps)} pairs counted, the definition looks at {looked}")
