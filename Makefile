@@ -45,7 +45,7 @@ chromium:
 # on any machine exercises two BLAS kernel families (issue 22; docs/determinism.md "Kernel matrix").
 SECOND_KERNEL ?= openblas-Nehalem
 NUMERICS_TESTS = $(wildcard tests/test_covering*.py tests/covering tests/test_geometry*.py tests/geometry \
-  tests/test_mutation_kills_covering.py tests/test_mutation_kills_geometry.py tests/test_substitution_kernels.py \
+  tests/test_bands.py tests/test_substitution_kernels.py \
   tests/test_codec.py tests/test_codec_golden.py tests/test_codec_properties.py property_tests/test_stab.py \
   determinism/test_cli.py determinism/test_reports.py)
 

@@ -218,6 +218,7 @@ def bench_online(d: int, t: float, sizes: list[int], arrivals: int) -> dict:
     ``Matcher.restore``, no matching): median admit latency, banded and exhaustive, interleaved.
     Banded mode wins once a product against every retained row costs more than fetching the
     band candidates (the crossover retained size)."""
+    from lam_ref.online import admit_arrival
     from lam_ref.substitution import Matcher
 
     rng = np.random.default_rng(77)
@@ -237,7 +238,7 @@ def bench_online(d: int, t: float, sizes: list[int], arrivals: int) -> dict:
         for i in range(arrivals):
             for mode, m in ms.items():
                 t0 = time.perf_counter()
-                m.admit(q[i : i + 1])
+                admit_arrival(m, q[i : i + 1])
                 lat[mode].append(time.perf_counter() - t0)
         row = {"retained": nr, "banded_ms": 1e3 * float(np.median(lat["banded"])),
                "exhaustive_ms": 1e3 * float(np.median(lat["exhaustive"]))}

@@ -505,6 +505,7 @@ class HullDistance:
     ``upper = ||x - p||`` for the hull point ``p = weightsᵀ V``; ``lower`` comes from the
     separating direction ``w = x - p``: every ``y ∈ conv V`` has ``w·(x - y) >= min_j w·(x - v_j)``.
     ``direction`` is ``w/||w||`` (the query that attains the deficit, see :func:`~lam_ref.verify.hull_deficit`),
+    made exactly normal to the final face so that round-off in ``p`` cannot tilt it (``_face_normal``),
     ``None`` when ``x`` lies in the hull up to round-off (``upper <= 1e-12·√scale`` with
     ``scale = max(1, max_j ||v_j - x||²)``; then ``lower = 0``).
     """
@@ -576,8 +577,34 @@ def hull_distance(x: np.ndarray, vertices: np.ndarray, *, tol: float = 1e-12, ma
     w = x64 - point
     upper = float(np.linalg.norm(w))
     if upper > 1e-12 * math.sqrt(scale):  # below that, x is in the hull up to round-off
-        direction = w / upper
+        direction = _face_normal(w, v[active])
         lower = max(0.0, float(np.min((x64 - v) @ direction)))
     else:
         direction, lower = None, 0.0
     return HullDistance(upper, min(lower, upper), upper, weights, point, direction)
+
+
+def _face_normal(w: np.ndarray, face: np.ndarray) -> np.ndarray:
+    """The unit direction of ``w = x − point`` with its component along the face removed.
+
+    ``point`` lies on the face spanned by the rows of ``face`` (Wolfe's active set), so the exact
+    ``x − point`` is orthogonal to the face's edges. The computed ``point`` carries rounding of
+    order ``ε·|v|`` in every coordinate, which depends on the BLAS kernel's summation order; when
+    ``|w|`` is many orders below ``|v|`` that error tilts ``w / |w|`` along the face by
+    ``ε·|v| / |w|``, and the bound ``min_j (x − v_j)·u`` loses ``|x − v_j|`` times the tilt (at
+    ``|w| = 1.2e-12``, ``|v| = 0.25`` the tilt alone makes it 0). Projecting the face's edge
+    directions out of ``w`` (twice: one projection leaves ``ε·|w|``) leaves a tilt of order ``ε``
+    whatever the kernel, so the bound keeps its value to a relative ``O(D·ε·|x − v| / dist)``.
+    Any unit vector gives a valid lower bound; this only makes it tight and stable. Should the
+    projection remove more than half of ``w`` (``point`` not the foot of ``x`` on the face, which
+    Wolfe's affine minimiser rules out), ``w`` itself is kept.
+    """
+    norm = float(np.linalg.norm(w))
+    if face.shape[0] > 1:
+        edges = (face[1:] - face[0]).T
+        n = w
+        for _ in range(2):
+            n = n - edges @ np.linalg.lstsq(edges, n, rcond=None)[0]
+        if float(np.linalg.norm(n)) >= 0.5 * norm:
+            return n / float(np.linalg.norm(n))
+    return w / norm

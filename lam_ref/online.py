@@ -1,9 +1,22 @@
 """Algorithm 1: the online ε error-bounded test, one turn at a time (paper §2.3; SPEC §6).
 
 Each arrival is tested before prefill against the retained set only; decisions are never revised
-and embeddings are never recomputed. Arrivals of one turn may match earlier arrivals of the same
-turn. Concatenating the ``π`` of :meth:`OnlineSession.admit` over any split into turns equals
-Algorithm 2's ``π`` (online ≡ batch), because both run the same :class:`~lam_ref.substitution.Matcher`.
+and embeddings are never recomputed. For one turn, in arrival order (:func:`admit_arrival`, the
+paper's lines 4–12)::
+
+    B  ← BandHash(Q_ε(e_j))                          Matcher.keys
+    C  ← ∪_{b∈B} I[b]                                Matcher.candidates (all of R when exhaustive)
+    y* ← min{y ∈ C : ‖e_j − e_y‖₂ ≤ δ}               Matcher.sq_to, the exact rule; lowest id
+    if y* exists: π(j) = y*, δ̂ ← max(δ̂, ‖e_j − e_y*‖)
+    else:         R ← R ∪ {x_j}, I[b] ← I[b] ∪ {j}   Matcher.retain
+
+:meth:`OnlineSession.admit` runs exactly that for a turn of one arrival (the common online case);
+a turn of several arrivals goes through :meth:`~lam_ref.substitution.Matcher.admit`, the same
+test vectorised over blocks of the turn (Algorithm 2's engine), where an arrival may match an
+earlier arrival of the same turn. Concatenating the ``π`` of :meth:`OnlineSession.admit` over any
+split into turns equals Algorithm 2's ``π`` (online ≡ batch, SPEC §6.2): both paths choose the
+lowest retained id within δ in arrival order, on one :class:`~lam_ref.substitution.Matcher`
+state, and the property tests check it for random splits.
 
 Sessions can be saved and restored (:meth:`OnlineSession.save` writes atomically; :meth:`load`
 refuses corrupt, truncated or mismatched files with :class:`SessionFileError`).
@@ -34,10 +47,31 @@ from .geometry import (
 )
 from .substitution import Matcher, ThresholdMapView
 
-__all__ = ["OnlineSession", "SessionFileError", "TurnResult"]
+__all__ = ["OnlineSession", "SessionFileError", "TurnResult", "admit_arrival"]
 
 FORMAT = "lam_ref.online_session"
 FORMAT_VERSION = 1
+
+
+def admit_arrival(m: Matcher, row: np.ndarray) -> tuple[int, float, int]:
+    """Algorithm 1 (lines 5–12) for one validated float32 arrival ``row`` (shape ``(1, D)``).
+
+    Returns ``(π(j), ‖e_j − e_π(j)‖₂, pairs verified)``; the arrival gets the next global id ``j``
+    and is retained (``π(j) = j``) when no candidate lies within δ. Pairs verified (SPEC §5.3):
+    every retained chunk in exhaustive mode, the band candidates ``|C|`` in banded mode.
+    """
+    j = int(m.new_ids(1)[0])
+    keys = m.keys(row)  # B ← BandHash(Q_ε(e_j))
+    cand = m.candidates(row, keys)  # C ← ∪_{b∈B} I[b]  (positions in R)
+    verified = m.n_retained if m.exhaustive else int(cand.size)
+    m.count_verified(verified)
+    sq = m.sq_to(cand, row)  # exact ‖e_j − e_y‖², SPEC §2
+    within = np.flatnonzero(sq <= m.d2)
+    if within.size:  # y* ← min{y ∈ C : ‖e_j − e_y‖₂ ≤ δ}: the lowest id wins
+        best = within[np.argmin(m.retained_ids[cand[within]])]
+        return int(m.retained_ids[cand[best]]), math.sqrt(sq[best]), verified
+    m.retain(row, np.array([j], dtype=np.int64), keys)  # R ← R ∪ {x_j}; I[b] ← I[b] ∪ {j}
+    return j, 0.0, verified
 
 
 class SessionFileError(LamValueError):
@@ -139,14 +173,21 @@ class OnlineSession(ThresholdMapView):
 
     # -- Algorithm 1 ---------------------------------------------------------------------
     def admit(self, turn_embeddings: Any) -> TurnResult:
-        """Test one turn's arrivals in order; returns their π entries and the turn's δ̂ (Alg. 1)."""
+        """Test one turn's arrivals in order; returns their π entries and the turn's δ̂ (Alg. 1).
+
+        One arrival: :func:`admit_arrival`. Several: the matcher's blocks (the same decisions).
+        """
         e = validate_embeddings(
             turn_embeddings, name="turn_embeddings", normalize=self.normalize, dim=self.dim
         )
         if self._matcher is None:
             self._matcher = Matcher(self.t, e.shape[1], exhaustive=self.exhaustive, settings=self.settings)
         first = self._matcher.next_id
-        pi, dist, verified = self._matcher.admit(e)
+        if e.shape[0] == 1:
+            rep, d, verified = admit_arrival(self._matcher, e)
+            pi, dist = np.array([rep], dtype=np.int64), np.array([d], dtype=np.float64)
+        else:
+            pi, dist, verified = self._matcher.admit(e)
         self._pi.append(pi)
         self._dist.append(dist)
         self.turns += 1

@@ -5,16 +5,26 @@ with ``sq(e_i, e_y) <= δ²``, else ``π[i] = i``. It realises Definition 1 (cla
 deleted chunk has a retained representative within δ, so Theorem 1 (``THM1``) applies with the
 measured bound ``δ̂``.
 
-:class:`Matcher` is the one engine behind :func:`substitute` (batch, Algorithm 2) and
-:class:`lam_ref.online.OnlineSession` (Algorithm 1): both feed arrivals in order into the same
-object, which is why online ≡ batch (SPEC §6) holds by construction and is also tested.
+:class:`Matcher` holds the state ``(R, index, next id)`` that :func:`substitute` (batch,
+Algorithm 2) and :class:`lam_ref.online.OnlineSession` (Algorithm 1) share. Its
+:meth:`Matcher.admit` runs Algorithm 2 block by block, in three steps:
 
-Two candidate generators, both confirmed with the exact rule of :mod:`lam_ref.geometry`:
+1. **candidate generation** (:meth:`Matcher._retained_pairs` against ``R``,
+   :meth:`Matcher._block_pairs` among the block's own arrivals), each pair confirmed with the
+   exact rule of :mod:`lam_ref.geometry`. The generators:
 
-* ``exhaustive``: blocked float32 matrix products against the retained set, filtered with a
-  provable rounding margin and confirmed in float64 — equal to the oracle, never an ``N × N``
-  matrix;
-* ``banded``: the band index of :mod:`lam_ref.bands` — sound always, complete when recall is full.
+   * ``exhaustive``: blocked float32 matrix products (numpy, or CuPy with ``device="cuda"``),
+     filtered with a provable rounding margin — equal to the oracle, never an ``N × N`` matrix;
+   * ``banded``: the band index of :mod:`lam_ref.bands` — sound always, complete when recall is
+     full; its matches are verified through the float32 products when they are dense, pair by
+     pair when sparse;
+
+2. **resolve** (:func:`resolve`): lowest id wins, applied explicitly to the confirmed pairs in
+   whatever order the generators produced them.
+
+Algorithm 1's test of one arrival is written out line by line in
+:func:`lam_ref.online.admit_arrival`, with the same primitives (:meth:`Matcher.candidates`,
+:meth:`Matcher.sq_to`, :meth:`Matcher.retain`).
 """
 
 from __future__ import annotations
@@ -48,6 +58,12 @@ _BLOCK = 512
 # through the blocked float32 products (the exhaustive filter restricted to the band candidates)
 # instead of gathering each candidate pair: gathering costs far more per pair than a product.
 _DENSE = 256
+
+
+def _no_pairs() -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(0, np.int64), np.zeros(0, np.int64)
+
+
 def _to_host(x: Any) -> np.ndarray:
     return x if isinstance(x, np.ndarray) else x.get()
 
@@ -62,11 +78,11 @@ def _unique_pairs(rows: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.nda
 class Matcher:
     """Retained set ``R`` plus candidate index; admits arrivals in order, never revising (Alg. 1/2).
 
-    Arrivals are processed in blocks: candidates against the retained set before the block and
-    among the block's own earlier arrivals are generated vectorised (band index or float32
-    products), every candidate is confirmed with the exact float64 rule, and a short in-order
-    scan resolves arrivals that can only match an earlier arrival of the same block. The result
-    is the same as testing one arrival at a time: the lowest retained id within δ, or retain.
+    :meth:`admit` processes arrivals in blocks: candidates against the retained set before the
+    block and among the block's own earlier arrivals are generated vectorised (band index or
+    float32 products), every candidate is confirmed with the exact float64 rule, and
+    :func:`resolve` picks the lowest id. The result is the same as testing one arrival at a time
+    (:func:`lam_ref.online.admit_arrival`): the lowest retained id within δ, or retain.
     """
 
     def __init__(self, t: float, dim: int, *, exhaustive: bool = False, settings: BandSettings | None = None,
@@ -146,8 +162,19 @@ class Matcher:
             self._index.add(keys, np.arange(s, need))
         self.n_retained = need
 
-    def _keys(self, rows: np.ndarray) -> np.ndarray | None:
+    def keys(self, rows: np.ndarray) -> np.ndarray | None:
+        """The band keys of ``rows`` (Algorithm 1 line 6, ``BandHash(Q_ε(e))``); ``None`` in exhaustive mode."""
         return None if self.exhaustive else band_keys(rows, self.settings, validated_unit=True)
+
+    def new_ids(self, n: int) -> np.ndarray:
+        """Hand out the next ``n`` global ids (arrival order), int64."""
+        ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
+        self.next_id += n
+        return ids
+
+    def retain(self, rows: np.ndarray, ids: np.ndarray, keys: np.ndarray | None) -> None:
+        """``R ← R ∪ rows`` and ``I[b] ← I[b] ∪ ids`` (Algorithm 1 line 12): append, never revise."""
+        self._append(rows, ids, keys)
 
     def restore(self, embeddings: np.ndarray, ids: np.ndarray, next_id: int) -> None:
         """Rebuild state from retained rows and their ids (used by ``OnlineSession.load``)."""
@@ -155,21 +182,147 @@ class Matcher:
         self.n_retained = 0
         self._index = BandIndex()
         if embeddings.shape[0]:
-            self._append(embeddings, ids, self._keys(embeddings))
+            self._append(embeddings, ids, self.keys(embeddings))
 
+    # -- one arrival (Algorithm 1's loop body, written out in lam_ref.online.admit_arrival) --------
+    def candidates(self, row: np.ndarray, keys: np.ndarray | None) -> np.ndarray:
+        """Positions in ``R`` of the candidates for one arrival ``row`` (shape ``(1, D)``).
+
+        Banded: ``C = ∪_{b ∈ B} I[b]`` (Algorithm 1 line 7). Exhaustive: the retained rows whose
+        float32 product with ``row`` could satisfy ``sq <= δ²`` (a proven superset of the rows
+        within δ, :func:`lam_ref.geometry.filter_threshold`). Every candidate still goes through
+        the exact rule (:meth:`sq_to`).
+        """
+        nr = self.n_retained
+        if nr == 0:
+            return np.zeros(0, np.int64)
+        if not self.exhaustive:
+            return self._index.query(keys)[1]
+        r64 = row.astype(np.float64)
+        thr = _filter_threshold(np.einsum("ij,ij->i", r64, r64), float(self._norms[:nr].min()), self.d2, self.dim)
+        # einsum (one thread, SIMD), not BLAS sgemv: on a busy machine the threaded matrix-vector
+        # product waits on its threads 10-30x longer than it computes. The host rows serve every
+        # device (a CUDA matcher keeps them too).
+        return np.flatnonzero(np.einsum("ij,j->i", self._emb[:nr], row[0]) >= thr[0])
+
+    def sq_to(self, positions: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """Exact float64 ``sq(e_y, row)`` for the retained rows at ``positions`` (SPEC §2)."""
+        return sq_dist_rows(self._emb, positions, row)
+
+    def count_verified(self, n: int) -> None:
+        """Add ``n`` to :attr:`pairs_verified` (a single arrival tested outside :meth:`admit`)."""
+        self.pairs_verified += n
+
+    # -- blocks of arrivals (Algorithm 2, vectorised) --------------------------------------
     def admit(self, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """Admit validated float32 rows in order. Returns ``(π, distances, pairs_verified)``."""
+        """Admit validated float32 rows in order, in blocks of 512. Returns ``(π, distances, pairs_verified)``."""
         n = e.shape[0]
         pi = np.empty(n, dtype=np.int64)
         dist = np.zeros(n, dtype=np.float64)
         verified = 0
-        if n == 1:
-            verified = self._admit_one(e, pi, dist)
-        for s in range(0, n if n > 1 else 0, _BLOCK):
+        for s in range(0, n, _BLOCK):
             verified += self._admit_block(e[s : s + _BLOCK], pi[s : s + _BLOCK], dist[s : s + _BLOCK])
         self.pairs_verified += verified
         self._gbuf = self._xp.zeros(0, dtype=np.float32)  # the products' buffer lives for one call only
         return pi, dist, verified
+
+    def _admit_block(self, block: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
+        """One block: candidate pairs against ``R`` and inside the block, each confirmed with the
+        exact rule, then :func:`resolve` (lowest id wins). Returns the pairs verified (SPEC §5)."""
+        b = block.shape[0]
+        gids = self.new_ids(b)
+        nr = self.n_retained
+        keys = self.keys(block)
+        b64 = block.astype(np.float64)
+        bnorms = np.einsum("ij,ij->i", b64, b64)
+        block_x = block if self._xp is np or not self.exhaustive else self._xp.asarray(block)
+        # 1. candidates against R (the chunks retained before the block), confirmed exactly
+        r_rows, r_pos, r_sq, r_proposed = self._retained_pairs(block, block_x, keys, bnorms)
+        # 2. candidates inside the block, confirmed exactly; rows matched in 1 take a lower id anyway
+        matched = np.zeros(b, dtype=bool)
+        matched[r_rows] = True
+        in_rows, in_cols, in_sq, in_proposed = self._block_pairs(block, block_x, keys, bnorms, matched)
+        # 3. lowest id wins
+        rep, sq, keep = resolve(int(gids[0]), b, r_rows, self._ids[r_pos], r_sq, in_rows, in_cols, in_sq)
+        pi[:] = rep
+        dist[:] = np.sqrt(sq)
+        if self.exhaustive:
+            verified = b * nr + int((np.cumsum(keep) - keep).sum())
+        else:
+            verified = r_proposed + int(keep[in_proposed].sum())
+        if keep.any():
+            self._append(block[keep], gids[keep], None if keys is None else keys[keep])
+        return verified
+
+    def _retained_pairs(self, block: np.ndarray, block_x: Any, keys: np.ndarray | None, bnorms: np.ndarray):
+        """Candidate generation against ``R`` before the block, confirmed exactly.
+
+        Returns ``(rows, positions, sq, proposed)``: the pairs ``(block row, position in R)``
+        within δ in no promised order, their exact ``sq``, and the number of distinct candidate
+        pairs the band index proposed (banded mode's pairs verified). Three generators: the
+        blocked float32 products (exhaustive, on the matcher's device); band matches verified
+        through those products when they are dense; band matches gathered pair by pair (with the
+        float32 prefilter) when sparse.
+        """
+        nr = self.n_retained
+        if nr == 0:
+            return _no_pairs() + (np.zeros(0), 0)
+        if self.exhaustive:
+            rows, pos = self._gemm_candidates(block_x, bnorms, self._emb_x[:nr], self._norms[:nr])
+            proposed = rows.size
+        else:
+            rows, pos = self._index.query(keys, unique=False)
+            if rows.size and rows.size * _DENSE >= block.shape[0] * nr:
+                # dense: mark the band candidates, keep those that pass the products' filter
+                cand = np.zeros((block.shape[0], nr), dtype=bool)
+                cand[rows, pos] = True
+                proposed = int(np.count_nonzero(cand))
+                rs, cs = self._gemm_candidates(block, bnorms, self._emb[:nr], self._norms[:nr])
+                sel = cand[rs, cs]
+                rows, pos = rs[sel], cs[sel]
+            else:
+                if rows.size:
+                    rows, pos = _unique_pairs(rows, pos)
+                proposed = rows.size
+                rows, pos = self._prefilter(block, bnorms, rows, pos)
+        sq = sq_dist_rows(block, rows, self._emb[pos])
+        ok = sq <= self.d2
+        return rows[ok], pos[ok], sq[ok], proposed
+
+    def _block_pairs(self, block: np.ndarray, block_x: Any, keys: np.ndarray | None, bnorms: np.ndarray,
+                     skip: np.ndarray):
+        """Candidate generation inside the block: pairs ``(i, j)``, ``j < i``, confirmed exactly.
+
+        Returns ``(rows, cols, sq, proposed_cols)``: the pairs within δ among rows not in ``skip``
+        (rows already matched against ``R``, which no in-block pair can change), their exact
+        ``sq``, and the earlier-arrival column of every proposed pair (banded mode counts those
+        that stay retained).
+        """
+        b = block.shape[0]
+        if b < 2:
+            return _no_pairs() + (np.zeros(0), np.zeros(0, np.int64))
+        if self.exhaustive:
+            rows, cols = self._gemm_candidates(block_x, bnorms, block_x, bnorms)
+            lower = cols < rows
+            rows, cols = rows[lower], cols[lower]
+        else:
+            rows, cols = intra_block_pairs(keys)
+        proposed = cols
+        todo = ~skip[rows]
+        rows, cols = rows[todo], cols[todo]
+        if not self.exhaustive and rows.size >= 256:  # the block's own products: 512 x 512, cheap
+            g = block @ block.T
+            ok = g[rows, cols].astype(np.float64) >= self._dot_floor(bnorms[rows], bnorms[cols])
+            rows, cols = rows[ok], cols[ok]
+        sq = sq_dist_rows(block, rows, block[cols])
+        ok = sq <= self.d2
+        return rows[ok], cols[ok], sq[ok], proposed
+
+    def _dot_floor(self, na: np.ndarray, nb: np.ndarray) -> np.ndarray:
+        """The smallest float32 dot product of two rows with squared norms ``na``, ``nb`` that can
+        still be within δ: ``sq = na + nb − 2·dot``, less the float32 error bound (so the filter
+        never drops a pair the exact rule would accept)."""
+        return (na + nb - self.d2 - 1e-12) / 2.0 - _dot_error_bound(self.dim)
 
     def _products(self, block_x: Any, others_x: Any) -> Any:
         """``block @ others.T`` in float32 into a reused buffer (no fresh allocation per block)."""
@@ -191,138 +344,75 @@ class Matcher:
         thr_x = thr if xp is np else xp.asarray(thr)
         hot = xp.flatnonzero(g.max(axis=1) >= thr_x)
         if hot.size == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+            return _no_pairs()
         r, c = xp.nonzero(g[hot] >= thr_x[hot, None])
         return _to_host(hot[r]).astype(np.int64), _to_host(c).astype(np.int64)
 
-    def _prefilter(self, block, bnorms, rows, others, onorms, cols):
-        """Drop candidate pairs whose float32 dot product proves ``sq > δ²`` (margin: ``_dot_error_bound``)."""
-        if self.exhaustive or rows.size < 256:
-            return rows, cols  # already filtered by the blocked products / too few to be worth it
+    def _prefilter(self, block, bnorms, rows, cols):
+        """Drop band candidate pairs whose float32 dot product proves ``sq > δ²`` (margin: ``_dot_error_bound``)."""
+        if rows.size < 256:
+            return rows, cols  # too few to be worth it
         keep = []
-        err = _dot_error_bound(self.dim)
         for s in range(0, rows.size, 16384):
             r, c = rows[s : s + 16384], cols[s : s + 16384]
-            dots = np.einsum("ij,ij->i", block[r], others[c]).astype(np.float64)
-            thr = (bnorms[r] + onorms[c] - self.d2 - 1e-12) / 2.0 - err
-            keep.append(np.flatnonzero(dots >= thr) + s)
+            dots = np.einsum("ij,ij->i", block[r], self._emb[c]).astype(np.float64)
+            keep.append(np.flatnonzero(dots >= self._dot_floor(bnorms[r], self._norms[c])) + s)
         idx = np.concatenate(keep)
         return rows[idx], cols[idx]
 
-    def _admit_one(self, row: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
-        """A single arrival (the common online case): the same decision as ``_admit_block``, fewer steps."""
-        gid = self.next_id
-        self.next_id += 1
-        nr = self.n_retained
-        keys = self._keys(row)
-        if nr == 0:
-            pos = np.zeros(0, np.int64)
-        elif self.exhaustive:
-            r64 = row.astype(np.float64)
-            thr = _filter_threshold(np.einsum("ij,ij->i", r64, r64), float(self._norms[:nr].min()), self.d2, self.dim)
-            if self._xp is np:
-                # einsum (one thread, SIMD), not BLAS sgemv: on a busy machine the threaded
-                # matrix-vector product waits on its threads 10-30x longer than it computes
-                pos = np.flatnonzero(np.einsum("ij,j->i", self._emb[:nr], row[0]) >= thr[0])
-            else:
-                pos = _to_host(self._xp.flatnonzero(self._emb_x[:nr] @ self._xp.asarray(row[0]) >= float(thr[0])))
-        else:
-            pos = self._index.query(keys)[1]
-        if pos.size:
-            sq = sq_dist_rows(self._emb, pos, row)
-            ok = np.flatnonzero(sq <= self.d2)
-            if ok.size:
-                pi[0] = self._ids[pos[ok[0]]]
-                dist[0] = math.sqrt(sq[ok[0]])
-                return nr if self.exhaustive else int(pos.size)
-        pi[0] = gid
-        self._append(row, np.array([gid], dtype=np.int64), keys)
-        return nr if self.exhaustive else int(pos.size)
 
-    def _admit_block(self, block: np.ndarray, pi: np.ndarray, dist: np.ndarray) -> int:
-        b = block.shape[0]
-        gids = np.arange(self.next_id, self.next_id + b, dtype=np.int64)
-        self.next_id += b
-        nr = self.n_retained
-        prefiltered = self.exhaustive
-        keys = self._keys(block)
-        b64 = block.astype(np.float64)
-        bnorms = np.einsum("ij,ij->i", b64, b64)
-        block_x = block if self._xp is np or not self.exhaustive else self._xp.asarray(block)
-        # 1. candidate pairs (row, retained position) against R before the block
-        if nr == 0:
-            pre_rows = pre_pos = np.zeros(0, np.int64)
-        elif self.exhaustive:
-            pre_rows, pre_pos = self._gemm_candidates(block_x, bnorms, self._emb_x[:nr], self._norms[:nr])
-        else:
-            pre_rows, pre_pos = self._index.query(keys, unique=False)
-            if pre_rows.size and pre_rows.size * _DENSE >= b * nr:
-                # dense: mark the band candidates, keep those that pass the products' filter
-                cand = np.zeros((b, nr), dtype=bool)
-                cand[pre_rows, pre_pos] = True
-                n_pre_candidates = int(np.count_nonzero(cand))
-                rs, cs = self._gemm_candidates(block, bnorms, self._emb[:nr], self._norms[:nr])
-                sel = cand[rs, cs]
-                pre_rows, pre_pos = rs[sel], cs[sel]
-                prefiltered = True
-            elif pre_rows.size:
-                pre_rows, pre_pos = _unique_pairs(pre_rows, pre_pos)
-        if self.exhaustive or nr == 0 or not prefiltered:
-            n_pre_candidates = pre_rows.size
-        # 2. candidate pairs (i, j), j < i, inside the block
-        if b < 2:
-            in_rows = in_cols = np.zeros(0, np.int64)
-        elif self.exhaustive:
-            in_rows, in_cols = self._gemm_candidates(block_x, bnorms, block_x, bnorms)
-            lower = in_cols < in_rows
-            in_rows, in_cols = in_rows[lower], in_cols[lower]
-        else:
-            in_rows, in_cols = intra_block_pairs(keys)
-        all_in_cols = in_cols
-        # 3. exact verification (SPEC §2) of every candidate that the float32 prefilter cannot exclude
-        resolved = np.zeros(b, dtype=bool)
-        if not prefiltered:
-            pre_rows, pre_pos = self._prefilter(block, bnorms, pre_rows, self._emb, self._norms, pre_pos)
-        if pre_rows.size:
-            sq = sq_dist_rows(block, pre_rows, self._emb[pre_pos])
-            ok = sq <= self.d2
-            rows, pos, sq = pre_rows[ok], pre_pos[ok], sq[ok]
-            urows, first = np.unique(rows, return_index=True)  # sorted by (row, pos): first = lowest id
-            pi[urows] = self._ids[pos[first]]
-            dist[urows] = np.sqrt(sq[first])
-            resolved[urows] = True
-        keep = ~resolved
-        if in_rows.size:
-            todo = ~resolved[in_rows]
-            rows, cols = in_rows[todo], in_cols[todo]
-            if not self.exhaustive and rows.size >= 256:  # the block's own products: 512 x 512, cheap
-                g = block @ block.T
-                thr = (bnorms[rows] + bnorms[cols] - self.d2 - 1e-12) / 2.0 - _dot_error_bound(self.dim)
-                ok = g[rows, cols].astype(np.float64) >= thr
-                rows, cols = rows[ok], cols[ok]
-            sq = sq_dist_rows(block, rows, block[cols])
-            ok = sq <= self.d2
-            rows, cols, sq = rows[ok], cols[ok], sq[ok]
-            # 4. in-order scan: the lowest earlier arrival of the block that is itself retained
-            if rows.size:
-                starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-                ends = np.r_[starts[1:], rows.size]
-                for a, z in zip(starts.tolist(), ends.tolist()):
-                    i = int(rows[a])
-                    alive = np.flatnonzero(keep[cols[a:z]])
-                    if alive.size:
-                        j = a + int(alive[0])
-                        pi[i] = gids[cols[j]]
-                        dist[i] = math.sqrt(sq[j])
-                        keep[i] = False
-        pi[keep] = gids[keep]
-        if self.exhaustive:
-            verified = b * nr + int((np.cumsum(keep) - keep).sum())
-        else:
-            verified = n_pre_candidates + int(keep[all_in_cols].sum())
-        if keep.any():
-            self._append(block[keep], gids[keep], None if keys is None else keys[keep])
-        return verified
+def resolve(
+    first_id: int,
+    n: int,
+    r_rows: np.ndarray,
+    r_ids: np.ndarray,
+    r_sq: np.ndarray,
+    in_rows: np.ndarray,
+    in_cols: np.ndarray,
+    in_sq: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Algorithm 2's decision for one block of ``n`` arrivals (ids ``first_id …``) from its confirmed pairs.
+
+    ``y* = min{y ∈ C : ‖e_i − e_y‖ ≤ δ}`` (Algorithm 2 line 7; SPEC §5.1): the lowest id wins,
+    whatever order the candidates come in. The pairs given must all satisfy the exact rule:
+
+    * ``r_rows``, ``r_ids``, ``r_sq``: block row, id of a chunk retained before the block, ``sq``;
+    * ``in_rows``, ``in_cols``, ``in_sq``: block row ``i``, earlier block row ``j < i``, ``sq``.
+
+    Every id retained before the block is below every id in it, so a row with a pair in ``r_*``
+    takes its lowest ``r_id``. The other rows are decided in arrival order: row ``i`` takes the
+    lowest earlier row ``j`` that is itself retained (decided before ``i``, since ``j < i``), else
+    ``i`` is retained.
+
+    Returns ``(π, sq, keep)`` for the block: representatives (global ids), their ``sq`` (0.0
+    for retained rows) and the mask of retained rows.
+    """
+    pi = np.arange(first_id, first_id + n, dtype=np.int64)
+    sq = np.zeros(n, dtype=np.float64)
+    keep = np.ones(n, dtype=bool)
+    if r_rows.size:
+        order = np.lexsort((r_ids, r_rows))  # by row, then by id: each row's first entry is its lowest id
+        rows = r_rows[order]
+        best = order[np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])]
+        pi[r_rows[best]] = r_ids[best]
+        sq[r_rows[best]] = r_sq[best]
+        keep[r_rows[best]] = False
+    if in_rows.size:
+        order = np.lexsort((in_cols, in_rows))  # by row (arrival order), then by earlier row (id)
+        rows, cols, s = in_rows[order], in_cols[order], in_sq[order]
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        ends = np.r_[starts[1:], rows.size]
+        for a, z in zip(starts.tolist(), ends.tolist()):
+            i = int(rows[a])
+            if not keep[i]:
+                continue  # matched a chunk retained before the block: a lower id
+            alive = np.flatnonzero(keep[cols[a:z]])
+            if alive.size:
+                j = a + int(alive[0])
+                pi[i] = first_id + int(cols[j])
+                sq[i] = s[j]
+                keep[i] = False
+    return pi, sq, keep
 
 
 class MapView:

@@ -108,7 +108,9 @@ def test_merge_distances_match_substitution_and_bound(seed, n, t):
     so ``δ̂`` agrees, and ``δ̂ <= δ``.
 
     Shown to fail on: distances computed in float32 (``np.linalg.norm`` of the float32 difference),
-    which differ from the exact float64 rule in the last bits.
+    which differ from the exact float64 rule in the last bits. Exact equality holds on every BLAS
+    kernel: both sides are ``sqrt`` of :func:`lam_ref.geometry.sq_dist_rows` of the same rows (a
+    numpy row reduction in an order fixed by ``D``, no BLAS).
     """
     rng = np.random.default_rng(seed)
     e = rng.normal(size=(n, 3)).astype(np.float64)
