@@ -119,7 +119,7 @@ def test_docs_generator_fails_on_an_unknown_claim(tmp_path):
     pages = mod.generate(lambda name, mode: Sink(name), ROOT)
     assert "claims.md" in written and all(p in written for p in pages), "pages written"
     for c in CLAIMS:
-        assert f'<a id="{c.id}"></a>' in written["claims.md"], f"{c.id} missing from the claims page"
+        assert f"[](){{#{c.id}}}" in written["claims.md"], f"{c.id} missing from the claims page (its anchor)"
     assert "claims/tests/property_tests/test_thm1.md" in written, "test page for THM1's module"
     assert "../../../claims.md#THM1" in written["claims/tests/property_tests/test_thm1.md"], "back link"
     _write(tmp_path, "tests/test_x.py", f'@{MARK}("NOPE")\ndef test_x():\n    pass\n')
