@@ -22,7 +22,6 @@ from lam_ref.bands import (
     band_recall,
     band_slices,
     intra_block_pairs,
-    band_quantize,
     xxh3_64_rows,
 )
 from lam_ref.geometry import LamValueError, delta_sq, sq_dist
