@@ -2,7 +2,7 @@
 
 Each file (``core.json``, ``online.json``, ``l0.json``, ``l0-stubs.json``, ``codec-bound.json``,
 ``codec-v1.json``, ``session-v1.json``) is a document with ``"schema":
-"lam_ref.conformance.vectors"`` and ``"schema_version": 1``, valid against ``schema.json`` (JSON
+"lam_ref.conformance.vectors"`` and ``"schema_version": 1``, valid against ``lam_ref/schemas/lam_ref.conformance.vectors.schema.json`` (JSON
 Schema draft 2020-12). Like Project Wycheproof's files, every vector has an ``id``, a
 ``comment``, ``flags`` naming the bug classes it targets (explained in the file's ``notes``), a
 ``result`` (``valid``: the expected output is required; ``invalid``: the input must be refused

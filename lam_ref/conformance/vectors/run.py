@@ -29,7 +29,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import numpy as np
 
 from ...geometry import LamValueError
@@ -55,7 +54,9 @@ __all__ = [
 ]
 
 HERE = Path(__file__).resolve().parent
-SCHEMA_PATH = HERE / "schema.json"
+#: The vector files' JSON Schema, one of the project's schemas (:mod:`lam_ref.schemas`).
+SCHEMA_NAME = "lam_ref.conformance.vectors"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent.parent / "schemas" / f"{SCHEMA_NAME}.schema.json"
 #: The profiles of issue 21 §2, one vector file each.
 PROFILES = ("core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "session-v1")
 #: The SPEC §15 part each profile needs (``session``: ``session_save`` / ``session_load``).
@@ -100,20 +101,12 @@ def vector_path(profile: str) -> Path:
     return HERE / f"{profile}.json"
 
 
-@functools.lru_cache(maxsize=1)
-def _validator() -> Any:
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
 def validate_document(doc: Any, where: str = "vector file") -> None:
-    """Raise :class:`LamValueError` naming ``where`` and the first schema violation of ``doc``."""
-    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
-        raise LamValueError(f"{where}: {e.json_path}: {e.message[:200]}")
+    """Raise :class:`LamValueError` naming ``where`` and the first schema violation of ``doc``
+    (the project's one schema mechanism, :func:`lam_ref.schemas.validate`)."""
+    from ... import schemas
+
+    schemas.validate(doc, SCHEMA_NAME, where=where)
 
 
 @functools.lru_cache(maxsize=16)
@@ -139,7 +132,7 @@ def load_vectors(profile_or_path: str | Path) -> dict[str, Any]:
     """A vector document: a profile name (the packaged file) or the path of a ``.json`` file.
 
     Raises :class:`LamValueError` (one line naming the profile or file) for an unknown profile,
-    a missing or unreadable file, invalid JSON or a document that breaks ``schema.json``.
+    a missing or unreadable file, invalid JSON or a document that breaks its schema (``lam_ref/schemas/lam_ref.conformance.vectors.schema.json``).
     """
     name = str(profile_or_path)
     if isinstance(profile_or_path, str) and name in PROFILES:
