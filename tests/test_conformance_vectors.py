@@ -143,7 +143,7 @@ def test_malformed_vector_files_are_refused_naming_the_file(tmp_path):
     doc["vectors"][3]["result"] = "maybe"
     bad = tmp_path / "bad_result.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(LamValueError, match=r"bad_result.json.*\$\.vectors\[3\]\.result") as info:
+    with pytest.raises(LamValueError, match=r"bad_result.json.*vectors\[3\]\.result") as info:
         load_vectors(str(bad))
     assert "\n" not in str(info.value), "the error must be one line"
     doc["vectors"][3]["result"] = "valid"
