@@ -48,6 +48,12 @@ _BLOCK = 512
 # through the blocked float32 products (the exhaustive filter restricted to the band candidates)
 # instead of gathering each candidate pair: gathering costs far more per pair than a product.
 _DENSE = 256
+# Bounded candidate work (SPEC §5.2, D13): when the raw band matches of a block (of one arrival)
+# against the retained set exceed this many and 1/_DENSE of its pairs, they are never gathered:
+# every retained id is a candidate and the blocked float32 products filter them, as in exhaustive
+# mode (memory O(block × retained) floats in the reused buffer, not O(pairs × bands) indices).
+_RAW_CAP = 1 << 22
+_RAW_CAP_ONE = 1 << 16
 def _to_host(x: Any) -> np.ndarray:
     return x if isinstance(x, np.ndarray) else x.get()
 
@@ -226,6 +232,20 @@ class Matcher:
                 pos = np.flatnonzero(np.einsum("ij,j->i", self._emb[:nr], row[0]) >= thr[0])
             else:
                 pos = _to_host(self._xp.flatnonzero(self._emb_x[:nr] @ self._xp.asarray(row[0]) >= float(thr[0])))
+        elif self._index.count(keys) > _RAW_CAP_ONE and self._index.count(keys) * _DENSE >= nr:
+            r64 = row.astype(np.float64)  # too many band matches to gather: every retained id, filtered (D13)
+            thr = _filter_threshold(np.einsum("ij,ij->i", r64, r64), float(self._norms[:nr].min()), self.d2, self.dim)
+            pos = np.flatnonzero(np.einsum("ij,j->i", self._emb[:nr], row[0]) >= thr[0])
+            if pos.size:
+                sq = sq_dist_rows(self._emb, pos, row)
+                ok = np.flatnonzero(sq <= self.d2)
+                if ok.size:
+                    pi[0] = self._ids[pos[ok[0]]]
+                    dist[0] = math.sqrt(sq[ok[0]])
+                    return nr
+            pi[0] = gid
+            self._append(row, np.array([gid], dtype=np.int64), keys)
+            return nr
         else:
             pos = self._index.query(keys)[1]
         if pos.size:
@@ -254,6 +274,12 @@ class Matcher:
             pre_rows = pre_pos = np.zeros(0, np.int64)
         elif self.exhaustive:
             pre_rows, pre_pos = self._gemm_candidates(block_x, bnorms, self._emb_x[:nr], self._norms[:nr])
+        elif (raw := self._index.count(keys)) > _RAW_CAP and raw * _DENSE >= b * nr:
+            # too many band matches to gather (D13): every retained id is a candidate, the blocked
+            # products filter them, as in exhaustive mode; the exact rule decides below
+            pre_rows, pre_pos = self._gemm_candidates(block, bnorms, self._emb[:nr], self._norms[:nr])
+            n_pre_candidates = b * nr
+            prefiltered = True
         else:
             pre_rows, pre_pos = self._index.query(keys, unique=False)
             if pre_rows.size and pre_rows.size * _DENSE >= b * nr:
