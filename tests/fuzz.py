@@ -250,7 +250,7 @@ def run_case(case: Case, work: Path) -> tuple[str, str]:
     d = work / "in"
     d.mkdir()
     goods = {"good_a": d / "good_a.traj", "good_b": d / "good_b.traj"}
-    for k, (name, p) in enumerate(goods.items()):
+    for k, p in enumerate(goods.values()):
         p.write_bytes(_dump(good_traj(k + 1)))
     res = work / "res"
     try:
