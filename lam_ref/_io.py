@@ -24,9 +24,11 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not exc.filename:  # a full disk: name the file (D18)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
     return path
 
