@@ -269,3 +269,21 @@ def test_d22_a_file_without_observation_text_is_warned_about(tmp_path, capsys):
     f.write_text('{"role": "user", "text": "task"}\n{"role": "observation", "text": "  "}\n')
     rc, _, err = _run(capsys, "compact", str(f), "--encoder", "hash", "--no-progress")
     assert rc == 0 and "no observation text" in err, f"{rc} {err!r}"
+
+
+def test_d19_a_failed_dask_task_is_one_line_without_a_traceback_object():
+    """D19: a task that failed on a worker is reported as ``task failed: TYPE: first line``, never
+    the ``(type, value, <traceback object>)`` tuple nor a multi-line message."""
+    from lam_ref.distributed.files import task_error
+
+    class Fut:
+        def exception(self):
+            return MemoryError("worker ran out\nof memory\n  traceback lines")
+
+    class Lost:
+        def exception(self):
+            raise RuntimeError("future lost")
+
+    line = task_error(Fut())
+    assert line == "task failed: MemoryError: worker ran out", f"one line: {line!r}"
+    assert "traceback object" not in task_error(Lost()) and "RuntimeError" in task_error(Lost()), task_error(Lost())
