@@ -64,6 +64,16 @@ def test_d1_d12_an_output_inside_the_inputs_is_refused_and_nothing_changes(optio
     assert after == before, f"{option} {target}: the inputs changed: {set(after) ^ set(before)}"
 
 
+@pytest.mark.parametrize("command", ["pairs", "sweep"])
+def test_d1_pairs_and_sweep_refuse_an_output_that_is_an_input(command, tmp_path, capsys):
+    """D1: the other trajectory commands refuse ``--json`` onto an input file too (exit 2, input unchanged)."""
+    d = _corpus(tmp_path, 1)
+    before = (d / "t0.traj").read_bytes()
+    rc, _, err = _run(capsys, command, str(d), "--encoder", "hash", "--no-progress", "--json", str(d / "t0.traj"))
+    assert rc == 2 and "--json" in _error_line(err), f"{command}: {rc} {err!r}"
+    assert (d / "t0.traj").read_bytes() == before, f"{command}: the input is unchanged"
+
+
 def test_d1_the_embeddings_sidecar_may_not_be_an_input(tmp_path, capsys):
     """D1: ``--save-embeddings X.npy`` also writes ``X.ids.json``; that one may not be an input either."""
     d = _corpus(tmp_path, 1)

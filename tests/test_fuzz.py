@@ -14,6 +14,7 @@ import pytest
 from . import fuzz
 
 BAD = ("traceback", "hang", "silent garbage", "data lost")
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough" or "LAM_REF_FUZZ_COUNT" in os.environ
 
 
 def _check(count: int) -> None:
@@ -29,6 +30,7 @@ def test_fuzz_corpus_quick_has_no_traceback_hang_garbage_or_loss():
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not THOROUGH, reason="the whole fuzz set (about 50 s): make thorough, or set LAM_REF_FUZZ_COUNT")
 def test_fuzz_corpus_whole_set_has_no_traceback_hang_garbage_or_loss():
     """The whole set (:data:`tests.fuzz.ALL` cases; ``make thorough``)."""
     _check(int(os.environ.get("LAM_REF_FUZZ_COUNT", fuzz.ALL)))

@@ -39,6 +39,7 @@ from ._common import (
     add_window,
     plan_trajectory_files,
     planned_trajectories,
+    refuse_outputs_in_inputs,
     table,
     validate_batch_size,
     validate_json_dest,
@@ -165,7 +166,10 @@ def run(args: argparse.Namespace) -> int:
     validate_batch_size(args.batch_size)
     if isinstance(args.top, bool) or args.top < 0:
         raise LamValueError(f"--top must be an integer >= 0, got {args.top!r}")
-    files = plan_trajectory_files(args.paths, args.format)
+    files = plan_trajectory_files(args.paths, args.format, "pairs")
+    sidecar = str(EmbeddingSaver(args.save_embeddings).ids_path) if args.save_embeddings else None
+    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--save-embeddings", args.save_embeddings),
+                                          ("--save-embeddings (its .ids.json)", sidecar)])
     validate_json_dest(args.json, mkdir=args.mkdir)
     if args.save_embeddings:
         validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
