@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -259,23 +260,33 @@ def claim_residual_dir(directory: str | Path, *, overwrite: bool = False, resume
                        option: str = "--residual-dir") -> Iterator[Path]:
     """Hold ``directory`` for one run's residual files (D11): an exclusive lock on
     ``<directory>/.lam-ref.lock`` (``flock``; released when the run ends or dies, so a killed run
-    leaves no stale lock), refused with a :class:`LamValueError` while another run holds it; and,
+    leaves no stale lock; the file is removed at the end), refused with a :class:`LamValueError` while another run holds it; and,
     unless ``overwrite`` (or ``resume``, the same run continued), refused when the folder already
     holds residual or audit files of an earlier run, which the new run would replace."""
     import fcntl
 
     d = Path(directory)
     lock_path = d / LOCK_NAME
-    try:
-        fh = open(lock_path, "a+b")
-    except OSError as exc:
-        raise LamValueError(f"{option} {d}: cannot create the lock file {LOCK_NAME}: {exc.strerror or exc}") from None
-    try:
+    while True:  # the lock file is removed at the end: lock the file that is at the path now
+        try:
+            fh = open(lock_path, "a+b")
+        except OSError as exc:
+            raise LamValueError(f"{option} {d}: cannot create the lock file {LOCK_NAME}: "
+                                f"{exc.strerror or exc}") from None
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
+            fh.close()
             raise LamValueError(f"{option} {d}: another lam-ref run is writing into this folder (it holds "
                                 f"{LOCK_NAME}); wait for it, or choose another folder") from None
+        try:
+            same = os.path.samestat(os.fstat(fh.fileno()), os.stat(lock_path))
+        except OSError:
+            same = False
+        if same:
+            break
+        fh.close()  # the holder before us removed it between our open and our lock: again
+    try:
         if not (overwrite or resume):
             earlier = sorted(p.name for p in d.iterdir() if _is_residual_file(p.name))
             if earlier:
@@ -284,6 +295,8 @@ def claim_residual_dir(directory: str | Path, *, overwrite: bool = False, resume
                                     "another folder")
         yield d
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)  # still locked by us: a waiting run re-checks which file it locked
         fh.close()
 
 
