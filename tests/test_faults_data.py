@@ -246,3 +246,31 @@ def test_d9_the_restore_table_states_what_was_checked(tmp_path, capsys):
                 "--mkdir")[0] == 0
     rc, out, err = _run(capsys, "restore", str(res))
     assert rc == 0 and "SHA-256 of every record text and its role, turn, source, name" in out, out + err
+
+
+def test_d11_a_killed_run_leaves_no_lock_that_blocks_the_next(tmp_path, capsys):
+    """D11: the lock is an ``flock``: a run killed with SIGKILL while holding the folder leaves at
+    most the lock file, which does not block the next run; a finished run removes it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    d = _corpus(tmp_path, 1)
+    res = tmp_path / "res"
+    res.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom lam_ref.text.residuals import claim_residual_dir\n"
+        f"with claim_residual_dir({str(res)!r}):\n    print('held', flush=True)\n    time.sleep(60)\n")],
+        stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    try:
+        assert holder.stdout.readline().strip() == "held", "the holder took the lock"
+        rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res))
+        assert rc == 2 and LOCK_NAME in _error_line(err), f"refused while held: {rc} {err!r}"
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=30)
+    time.sleep(0.1)
+    rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res))
+    assert rc == 0, f"the killed holder does not block: {err}"
+    assert not (res / LOCK_NAME).exists(), "a finished run removes its lock file"
