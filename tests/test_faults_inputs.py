@@ -287,3 +287,19 @@ def test_d19_a_failed_dask_task_is_one_line_without_a_traceback_object():
     line = task_error(Fut())
     assert line == "task failed: MemoryError: worker ran out", f"one line: {line!r}"
     assert "traceback object" not in task_error(Lost()) and "RuntimeError" in task_error(Lost()), task_error(Lost())
+
+
+def test_d7_a_native_write_that_cannot_encode_fails_that_file_only(tmp_path, capsys):
+    """D7: a lone surrogate in a key the loaders never read (``info`` of a ``.traj``) with
+    ``--residual-format native``: that file fails with one line after its work, the next file is
+    written, and no residual of the failed file is left without its audit store."""
+    t = {"trajectory": [{"observation": "hello world " * 20, "action": "ls"}], "info": {"k@S@": 1}}
+    (tmp_path / "a.traj").write_text(json.dumps(t).replace("@S@", "\\ud800"))
+    t["info"] = {}
+    (tmp_path / "b.traj").write_text(json.dumps(t))
+    res = tmp_path / "res"
+    rc, _, err = _run(capsys, "compact", str(tmp_path / "a.traj"), str(tmp_path / "b.traj"), "--encoder", "hash",
+                      "--no-progress", "--residual-dir", str(res), "--mkdir", "--residual-format", "native")
+    assert rc == 1 and len(_failed(err)) == 1 and "a.traj" in _failed(err)[0], f"{rc} {err!r}"
+    names = sorted(p.name for p in res.iterdir())
+    assert names == ["b.audit.json", "b.native.traj", "b.residual.jsonl"], f"all or nothing per file: {names}"
