@@ -39,6 +39,7 @@ from ._common import (
     add_window,
     plan_trajectory_files,
     planned_trajectories,
+    printable,
     refuse_outputs_in_inputs,
     table,
     validate_batch_size,
@@ -219,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{k:>3}. d={p['distance']:.4f} cos={p['cosine']:.4f}", file=out)
             for side in ("a", "b"):
                 s = p[side]
-                print(f"     {s['trajectory']}#{s['window']} (record {s['record']}): {_snippet(s['text'])}", file=out)
+                print(f"     {printable(s['trajectory'])}#{s['window']} (record {s['record']}): "
+                      f"{printable(_snippet(s['text']))}", file=out)
     if failures:
         print(f"lam-ref pairs: {len(failures)} of {len(failures) + n_traj} inputs failed", file=sys.stderr)
     if args.json:
