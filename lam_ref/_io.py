@@ -24,9 +24,11 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not exc.filename:  # a full disk: name the file (D18)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
     return path
 
@@ -53,9 +55,27 @@ def write_json(obj: Any, dest: str | os.PathLike[str]) -> None:
     atomic_write_text(dest, text + "\n")
 
 
+#: Characters some line readers (``str.splitlines``, editors) take for line ends inside a JSON
+#: string: written escaped, so a JSON Lines file has exactly one line per ``\n`` for every reader.
+_LINE_SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def json_line(obj: Any) -> str:
+    """One JSON Lines line (with its ``\\n``): non-ASCII kept, except that every Unicode line
+    separator is escaped, and a row holding a lone surrogate (a file name with a non-UTF-8 byte)
+    is written with ASCII escapes, so the line is valid UTF-8 and reads back to the same value."""
+    text = json.dumps(obj, ensure_ascii=False).translate(_LINE_SEPARATORS)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, ensure_ascii=True)
+    return text + "\n"
+
+
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[dict[str, Any]]) -> Path:
-    """Write one JSON object per line (UTF-8, non-ASCII kept), atomically."""
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8", errors="surrogatepass")
+    """Write one JSON object per line (:func:`json_line`: UTF-8, non-ASCII kept, line separators
+    escaped), atomically."""
+    data = "".join(json_line(r) for r in rows).encode("utf-8")
     return atomic_write(path, lambda fh: fh.write(data))
 
 

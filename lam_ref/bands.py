@@ -295,6 +295,19 @@ class BandIndex:
             self._main.insert(self._buf.h, self._buf.bp)
             self._buf = _SortedLevel()
 
+    def count(self, keys: np.ndarray) -> int:
+        """How many raw matches :meth:`query` with ``unique=False`` would return at most (equal keys
+        across all bands, counted with two ``searchsorted`` and nothing materialised), so a caller
+        can bound the candidate work before it is done."""
+        if not len(self) or keys.shape[0] == 0:
+            return 0
+        qh = self._mix(keys).reshape(-1)
+        total = 0
+        for level in (self._main, self._buf):
+            if level.size:
+                total += int((np.searchsorted(level.h, qh, side="right") - np.searchsorted(level.h, qh, side="left")).sum())
+        return total
+
     def query(self, keys: np.ndarray, *, unique: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Candidate pairs ``(row, position)``, unique, sorted by row then position, for query rows ``keys``.
 

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from typing import NoReturn
 
 from . import __version__
 from .geometry import LamValueError
@@ -92,8 +93,18 @@ def apply_help_habits(parser: argparse.ArgumentParser, path: str = "") -> None:
             apply_help_habits(sub, key)
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """argparse, but a usage error is one line, as our own errors are:
+    ``lam-ref COMMAND: error: <problem> (lam-ref COMMAND --help for the usage)``, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        from .commands._common import printable
+
+        self.exit(2, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="lam-ref",
         description="LAM reference implementation: compaction (and restoring the originals), threshold sweeps, "
                     "claim verification, conformance checks, band and substitution tools.",
@@ -112,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .commands._common import printable
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -120,14 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except LamValueError as exc:
-        print(f"lam-ref {args.command}: error: {exc}", file=sys.stderr)
+        print(f"lam-ref {args.command}: error: {printable(exc)}", file=sys.stderr)
         return 2
     except FileNotFoundError as exc:
-        print(f"lam-ref {args.command}: error: {exc}", file=sys.stderr)
+        print(f"lam-ref {args.command}: error: {printable(exc)}", file=sys.stderr)
         return 2
-    except OSError as exc:  # a disk full, a permission lost mid-run: one line, not a traceback
-        where = f" {exc.filename!r}" if exc.filename else ""
-        print(f"lam-ref {args.command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
+    except OSError as exc:  # a disk full, a permission lost mid-run: one line naming the path, not a traceback
+        where = f" {printable(exc.filename)}:" if exc.filename else ""
+        print(f"lam-ref {args.command}: error:{where} {printable(exc.strerror or exc)}", file=sys.stderr)
         return 1
 
 

@@ -58,6 +58,12 @@ _BLOCK = 512
 # through the blocked float32 products (the exhaustive filter restricted to the band candidates)
 # instead of gathering each candidate pair: gathering costs far more per pair than a product.
 _DENSE = 256
+# Bounded candidate work (SPEC §5.2, D13): when the raw band matches of a block (of one arrival)
+# against the retained set exceed this many and 1/_DENSE of its pairs, they are never gathered:
+# every retained id is a candidate and the blocked float32 products filter them, as in exhaustive
+# mode (memory O(block × retained) floats in the reused buffer, not O(pairs × bands) indices).
+_RAW_CAP = 1 << 22
+_RAW_CAP_ONE = 1 << 16
 
 
 def _no_pairs() -> tuple[np.ndarray, np.ndarray]:
@@ -270,6 +276,12 @@ class Matcher:
         if self.exhaustive:
             rows, pos = self._gemm_candidates(block_x, bnorms, self._emb_x[:nr], self._norms[:nr])
             proposed = rows.size
+        elif (raw := self._index.count(keys)) > (_RAW_CAP if block.shape[0] > 1 else _RAW_CAP_ONE) \
+                and raw * _DENSE >= block.shape[0] * nr:
+            # too many band matches to gather (SPEC §5.2, D13): every retained id is a candidate and
+            # the blocked products filter them, as in exhaustive mode; the exact rule decides below
+            rows, pos = self._gemm_candidates(block, bnorms, self._emb[:nr], self._norms[:nr])
+            proposed = block.shape[0] * nr
         else:
             rows, pos = self._index.query(keys, unique=False)
             if rows.size and rows.size * _DENSE >= block.shape[0] * nr:

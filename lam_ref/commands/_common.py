@@ -68,8 +68,20 @@ def add_window(p: argparse.ArgumentParser) -> None:
     """``--window``: the window size in cl100k tokens (SPEC §3)."""
     from ..text.chunking import DEFAULT_WINDOW
 
-    p.add_argument("--window", type=int, default=DEFAULT_WINDOW,
-                   help=f"window size in cl100k tokens (default {DEFAULT_WINDOW})")
+    p.add_argument("--window", type=_window_value, default=DEFAULT_WINDOW,
+                   help=f"window size in cl100k tokens, >= 1 (default {DEFAULT_WINDOW})")
+
+
+def _window_value(text: str) -> int:
+    """``--window``: an integer >= 1, checked while parsing (a usage error, exit 2, before any model
+    loads: D15)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
 
 
 #: The values of ``--l0-stubs`` (SPEC §7.3): ``net-positive`` (default) or ``paper``.
@@ -152,18 +164,64 @@ def validate_input_paths(paths: Iterable[str], name: str = "PATH") -> list[str]:
     return out
 
 
-def plan_trajectory_files(paths: Iterable[str], fmt: str | None) -> list[tuple[Path, str]]:
+def plan_trajectory_files(paths: Iterable[str], fmt: str | None, command: str | None = None) -> list[tuple[Path, str]]:
     """The trajectory files under ``paths`` with their ids, found before any model loads: a missing
-    path, an unreadable one or a folder without trajectory files is a :class:`LamValueError` (exit 2)."""
+    path, an unreadable one or a folder without trajectory files is a :class:`LamValueError` (exit 2).
+    Every entry a folder scan passes over (a folder that cannot be listed, a FIFO, a device, a
+    broken or looping link, a file lam-ref wrote) is reported as one ``warning:`` line on stderr."""
     from ..text.loaders import LoadFailure, iter_trajectory_files
 
     paths = validate_input_paths(paths)
     files: list[tuple[Path, str]] = []
-    for item in iter_trajectory_files(paths, fmt):
+    skips: list[str] = []
+    for item in iter_trajectory_files(paths, fmt, skips=skips):
         if isinstance(item, LoadFailure):
             raise LamValueError(item.error)
         files.append(item)
+    prefix = f"lam-ref {command}" if command else "lam-ref"
+    for line in skips:
+        print(f"{prefix}: warning: {printable(line)}", file=sys.stderr)
     return files
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
+_CONTROL.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)})
+
+
+def printable(text: Any) -> str:
+    """``text`` safe to print on one terminal line: control characters (newlines, carriage returns,
+    escape sequences, C1 controls, U+2028/U+2029) and lone surrogates become backslash escapes, so a
+    file name or id can neither split a line, forge an output line nor drive the terminal (D17).
+
+    Examples:
+        >>> printable("a\\nb\\x1b[31m")
+        'a\\\\x0ab\\\\x1b[31m'
+    """
+    s = str(text).translate(_CONTROL)
+    if not s.isascii():
+        s = s.encode("utf-8", "backslashreplace").decode("utf-8")
+    return s
+
+
+def refuse_outputs_in_inputs(inputs: Iterable[str], outputs: Iterable[tuple[str, str | None]]) -> None:
+    """No output may be an input file or lie inside an input folder that is read (D1, D12): each
+    ``(option, path)`` of ``outputs`` (``None``: not given) that is one of ``inputs``, or lies
+    anywhere under an input folder, is a :class:`LamValueError` naming both (exit 2, before any
+    work). Paths are compared resolved (links and ``..`` followed), an existing file also by
+    identity (a hard link)."""
+    ins = [(Path(i), Path(i).resolve()) for i in inputs]
+    for option, out in outputs:
+        if not out or out == "-":
+            continue
+        o = Path(out).resolve()
+        for raw, rin in ins:
+            if raw.is_dir():
+                if o == rin or rin in o.parents:
+                    raise LamValueError(f"{option} {printable(out)}: lies inside the input folder {printable(raw)}, "
+                                        "which is read; write outputs outside the inputs")
+            elif o == rin or (o.exists() and raw.exists() and os.path.samefile(o, raw)):
+                raise LamValueError(f"{option} {printable(out)}: is the input file {printable(raw)}; "
+                                    "an output never replaces an input")
 
 
 def _probe_dir(directory: Path, what: str) -> None:
@@ -242,37 +300,65 @@ class RunProgress:
     elapsed time and ETA. Library bars (sentence-transformers' per-batch bars) are never shown.
 
     On a terminal (a pseudo-terminal included) it redraws in place a few times a second; when
-    stderr is not a terminal it writes a plain line at most every 30 s, so a log file gets a few
-    lines, not one bar per trajectory. ``enabled=False`` (``--no-progress``) shows nothing.
-    Messages printed through :meth:`write` appear above the bar. ``unit`` names what is counted
-    (``file``; ``step`` for ``determinism probe``)."""
+    stderr is not a terminal it writes a whole plain line (ending in a newline, never a ``\\r``
+    fragment, so an error line after it starts a line of its own: D14) at the start, at most every
+    30 s, and at the end. ``enabled=False`` (``--no-progress``) shows nothing. Messages printed
+    through :meth:`write` appear above the bar, made :func:`printable`. ``unit`` names what is
+    counted (``file``; ``step`` for ``determinism probe``)."""
+
+    PLAIN_INTERVAL_S = 30.0
 
     def __init__(self, total_files: int, *, enabled: bool = True, desc: str = "lam-ref", unit: str = "file") -> None:
+        import time
+
         self.windows = 0
         self.trajectories = 0
         self._bar = None
+        self._plain = False
+        self._total = total_files
+        self._done = 0
+        self._desc = desc
+        self._unit = unit
+        self._start = self._last = time.monotonic()
         if enabled and total_files > 0:
+            tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
+            if not tty:
+                self._plain = True
+                self._line()
+                return
             from tqdm import tqdm
 
-            tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
             try:  # a pseudo-terminal without a window size reports 0 x 0: tqdm would then draw nothing
-                size = os.get_terminal_size(sys.stderr.fileno()) if tty else None
+                size = os.get_terminal_size(sys.stderr.fileno())
             except (OSError, ValueError, AttributeError):
                 size = None
             dynamic = size is not None and size.columns >= 20
             rows = size.lines if size is not None and size.lines > 0 else 24
             self._bar = tqdm(total=total_files, unit=unit, desc=desc, file=sys.stderr, dynamic_ncols=dynamic,
-                             ncols=None if dynamic else 100, nrows=rows, mininterval=0.2 if tty else 30.0, leave=True,
+                             ncols=None if dynamic else 100, nrows=rows, mininterval=0.2, leave=True,
                              bar_format="{desc}: {n_fmt}/{total_fmt} " + unit + "s |{bar}| [{elapsed}<{remaining}]{postfix}")
             self._bar.set_postfix_str("0 windows", refresh=False)
 
+    def _line(self) -> None:
+        import time
+
+        self._last = time.monotonic()
+        secs = int(self._last - self._start)
+        print(f"{self._desc}: {self._done}/{self._total} {self._unit}s | {self.windows} windows, {self.trajectories} "
+              f"trajectories [{secs // 60:02d}:{secs % 60:02d}]", file=sys.stderr, flush=True)
+
     def advance(self, files: int = 1, windows: int = 0, trajectories: int = 0) -> None:
         """``files`` more files done, having had ``windows`` windows and ``trajectories`` trajectories."""
+        import time
+
         self.windows += windows
         self.trajectories += trajectories
+        self._done += files
         if self._bar is not None:
             self._bar.set_postfix_str(f"{self.windows} windows, {self.trajectories} trajectories", refresh=False)
             self._bar.update(files)
+        elif self._plain and time.monotonic() - self._last >= self.PLAIN_INTERVAL_S:
+            self._line()
 
     def note(self, windows: int = 0, trajectories: int = 0) -> None:
         """Windows and trajectories done inside a file that is not finished yet (LoCoMo holds several)."""
@@ -282,16 +368,20 @@ class RunProgress:
             self._bar.set_postfix_str(f"{self.windows} windows, {self.trajectories} trajectories", refresh=False)
 
     def write(self, line: str) -> None:
-        """Print one line on stderr without breaking the bar."""
+        """Print one line on stderr without breaking the bar (made :func:`printable`)."""
+        line = printable(line)
         if self._bar is not None:
             self._bar.write(line, file=sys.stderr)
         else:
-            print(line, file=sys.stderr)
+            print(line, file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        if self._plain:
+            self._plain = False
+            self._line()
 
 
 def load_embeddings(path: str, name: str = "embeddings") -> np.ndarray:
@@ -348,11 +438,11 @@ def loaded_trajectories(paths: list[str], fmt: str | None, command: str, failure
         for item in iter_trajectories(paths, fmt):
             if isinstance(item, LoadFailure):
                 failures.append(item)
-                print(f"lam-ref {command}: failed: {item.error}", file=sys.stderr)
+                print(f"lam-ref {command}: failed: {printable(item.error)}", file=sys.stderr)
                 continue
             if show_warnings:
                 for w in item.warnings:
-                    print(f"lam-ref {command}: warning: {w}", file=sys.stderr)
+                    print(f"lam-ref {command}: warning: {printable(w)}", file=sys.stderr)
             yield item
 
 
@@ -387,8 +477,13 @@ class EmbeddingSaver:
     def save(self) -> None:
         arr = self.array()
         atomic_write(self.path, lambda fh: np.save(fh, arr, allow_pickle=False))
-        atomic_write_text(self.ids_path, json.dumps({"columns": ["trajectory", "window", "record", "turn"],
-                                                     "rows": self.ids}, ensure_ascii=False) + "\n")
+        obj = {"columns": ["trajectory", "window", "record", "turn"], "rows": self.ids}
+        text = json.dumps(obj, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # an id with a lone surrogate (a non-UTF-8 file name): ASCII escapes
+            text = json.dumps(obj)
+        atomic_write_text(self.ids_path, text + "\n")
 
     def describe(self) -> dict[str, Any]:
         arr_rows = sum(b.shape[0] for b in self.blocks)

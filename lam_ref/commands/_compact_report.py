@@ -17,7 +17,7 @@ from ..text.residuals import (  # noqa: F401  (re-exported, their former home)
     safe_name,
     written_problems,
 )
-from ._common import L0_STUB_RULES, write_json  # noqa: F401  (L0_STUB_RULES: re-exported)
+from ._common import L0_STUB_RULES, printable, write_json  # noqa: F401  (L0_STUB_RULES: re-exported)
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]
@@ -79,7 +79,7 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     """The people's view of a compact run (serial or on Dask): one table row per trajectory, the
     TOTAL row, and one line with the settings, the removal and the map digest. ``encoder`` is
     the encoder's ``describe()`` record."""
-    labels = display_ids([str(s["id"]) for s in summaries])
+    labels = display_ids([printable(s["id"]) for s in summaries])  # D17: no control bytes or surrogates
     rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
     print(table(rows, TABLE_HEADER), file=out)
     print(

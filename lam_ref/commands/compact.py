@@ -11,6 +11,7 @@ status 1). Output paths are checked before anything is encoded.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import Any
@@ -20,7 +21,8 @@ from ..geometry import LamValueError
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, compact_trajectory, result_summary, summarize
-from ..text.records import TrajectoryFormatError
+from ..text.records import OBSERVATION, TrajectoryFormatError
+from ..text.residuals import claim_residual_dir
 from ._common import (
     EmbeddingSaver,
     RunProgress,
@@ -37,6 +39,7 @@ from ._common import (
     l0_net_positive,
     plan_trajectory_files,
     planned_trajectories,
+    refuse_outputs_in_inputs,
     validate_batch_size,
     validate_json_dest,
     validate_output_dir,
@@ -80,6 +83,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--residual-format", choices=("jsonl", "native"), default="jsonl",
                    help="jsonl (default): <name>.residual.jsonl; native: also <name>.native.<suffix> in the "
                         "input's own format (.traj, .traj.json, LoCoMo .json, .jsonl), read back by the same loader")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the residual files an earlier run left in --residual-dir (default: refused)")
     add_mkdir(p)
     add_save_embeddings(p)
     add_device(p)
@@ -115,7 +120,11 @@ def run(args: argparse.Namespace) -> int:
         l2_rel_eb=None if args.no_l2 else args.l2_rel_eb,
         l0_net_positive=l0_net_positive(args),
     )
-    files = plan_trajectory_files(args.paths, args.format)
+    files = plan_trajectory_files(args.paths, args.format, "compact")
+    sidecar = str(EmbeddingSaver(args.save_embeddings).ids_path) if args.save_embeddings else None
+    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--save-embeddings", args.save_embeddings),
+                                          ("--save-embeddings (its .ids.json)", sidecar),
+                                          ("--residual-dir", args.residual_dir)])
     validate_json_dest(args.json, mkdir=args.mkdir)
     if args.residual_dir:
         validate_output_dir(args.residual_dir, "--residual-dir", mkdir=args.mkdir)
@@ -123,10 +132,18 @@ def run(args: argparse.Namespace) -> int:
         validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
     if args.save_embeddings and not config.uses_encoder:
         raise LamValueError(f"--save-embeddings needs layer l1 (no windows are encoded with --layers {args.layers})")
-    if wants_cluster(args):  # Dask: --workers / --scheduler / --resume / --scope corpus (docs/scale.md)
-        refuse_serial_only(args, [("--save-embeddings", args.save_embeddings),
-                                  ("--residual-format native", args.residual_format == "native")])
-        return run_compact(args, config)
+    with contextlib.ExitStack() as stack:
+        if args.residual_dir:  # one run at a time, and never silently over an earlier run's files (D11)
+            stack.enter_context(claim_residual_dir(args.residual_dir, overwrite=args.overwrite,
+                                                   resume=getattr(args, "resume", None) is not None))
+        if wants_cluster(args):  # Dask: --workers / --scheduler / --resume / --scope corpus (docs/scale.md)
+            refuse_serial_only(args, [("--save-embeddings", args.save_embeddings),
+                                      ("--residual-format native", args.residual_format == "native")])
+            return run_compact(args, config)
+        return _run_serial(args, config, files)
+
+
+def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list) -> int:
     encoder = get_encoder(args.encoder, args.device)
     if encoder.kind == "hashing":
         hashing_note()
@@ -141,12 +158,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         for item in planned_trajectories(files, args.format, "compact", failures, progress):
             cache: dict[str, Any] = {}
-            try:
+            if not any(r.role == OBSERVATION and r.text.strip() for r in item.records):
+                progress.write(f"lam-ref compact: warning: {item.id}: no observation text at all (nothing to "
+                               "compact; the trajectory is kept as it is)")
+            stage = "compaction"
+            try:  # every step of one trajectory, its writes included (D7), fails alone
                 res = compact_trajectory(item, encoder, config, cache=cache)
-            except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch
+                stage = "writing its residual"
+                apath = writer.write(res)[1] if writer is not None else None
+            except (Exception, RecursionError) as exc:  # noqa: BLE001 - one trajectory must not sink a batch
                 if os.environ.get("LAM_REF_DEBUG") == "1":
                     raise
-                failure = LoadFailure(TrajectoryFormatError(item.path, "$", f"compaction failed: {type(exc).__name__}: {exc}"))
+                where = f" {exc.filename}:" if isinstance(exc, OSError) and exc.filename else ""
+                failure = LoadFailure(TrajectoryFormatError(
+                    item.path, "$", f"{stage} failed:{where} {type(exc).__name__}: {exc}"))
                 failures.append(failure)
                 progress.write(f"lam-ref compact: failed: {failure.error}")
                 continue
@@ -155,9 +180,7 @@ def run(args: argparse.Namespace) -> int:
                 saver.add(item.id, cache["orig"])
             if args.check:
                 problems.extend(result_problems(res))
-            if writer is not None:
-                _, apath = writer.write(res)
-                if args.check:
+                if apath is not None:
                     problems.extend(written_problems(apath, res))
             summaries.append(result_summary(res))
     finally:

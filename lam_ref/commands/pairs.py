@@ -39,6 +39,8 @@ from ._common import (
     add_window,
     plan_trajectory_files,
     planned_trajectories,
+    printable,
+    refuse_outputs_in_inputs,
     table,
     validate_batch_size,
     validate_json_dest,
@@ -165,7 +167,10 @@ def run(args: argparse.Namespace) -> int:
     validate_batch_size(args.batch_size)
     if isinstance(args.top, bool) or args.top < 0:
         raise LamValueError(f"--top must be an integer >= 0, got {args.top!r}")
-    files = plan_trajectory_files(args.paths, args.format)
+    files = plan_trajectory_files(args.paths, args.format, "pairs")
+    sidecar = str(EmbeddingSaver(args.save_embeddings).ids_path) if args.save_embeddings else None
+    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--save-embeddings", args.save_embeddings),
+                                          ("--save-embeddings (its .ids.json)", sidecar)])
     validate_json_dest(args.json, mkdir=args.mkdir)
     if args.save_embeddings:
         validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
@@ -215,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{k:>3}. d={p['distance']:.4f} cos={p['cosine']:.4f}", file=out)
             for side in ("a", "b"):
                 s = p[side]
-                print(f"     {s['trajectory']}#{s['window']} (record {s['record']}): {_snippet(s['text'])}", file=out)
+                print(f"     {printable(s['trajectory'])}#{s['window']} (record {s['record']}): "
+                      f"{printable(_snippet(s['text']))}", file=out)
     if failures:
         print(f"lam-ref pairs: {len(failures)} of {len(failures) + n_traj} inputs failed", file=sys.stderr)
     if args.json:

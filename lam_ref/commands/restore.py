@@ -32,12 +32,14 @@ from ..text.residuals import (  # noqa: F401  (AUDIT_SUFFIX ... native_name: re-
     audit_files,
     native_file,
     native_name,
+    orphan_residuals,
     restore_one,
     write_native_original,
 )
 from ._common import (
     add_json,
     add_mkdir,
+    printable,
     validate_input_paths,
     validate_json_dest,
     validate_output_dir,
@@ -62,38 +64,50 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
+def _fail(rows: list[list[Any]], report: list[dict[str, Any]], name: str, audit: str | None, error: str) -> None:
+    print(f"lam-ref restore: failed: {printable(error)}", file=sys.stderr)
+    report.append({"name": name, "audit": audit, "ok": False, "error": error})
+    rows.append([printable(name), "—", "—", "—", "FAILED"])
+
+
 def run(args: argparse.Namespace) -> int:
-    files = audit_files(validate_input_paths(args.paths), native=args.residual_format == "native")
+    paths = validate_input_paths(args.paths)
+    files = audit_files(paths, native=args.residual_format == "native")
     validate_json_dest(args.json, mkdir=args.mkdir)
     if args.out:
         validate_output_dir(args.out, "--out", mkdir=args.mkdir)
     rows: list[list[Any]] = []
     report: list[dict[str, Any]] = []
     failed = 0
+    for orphan in orphan_residuals(paths):  # every residual is accounted for (D8)
+        failed += 1
+        _fail(rows, report, orphan.name, None, f"{orphan}: a residual without its audit store beside it "
+                                               "(it cannot be restored; was the run killed between the two writes?)")
     for f, native in files:
         name = f.name[: -len(AUDIT_SUFFIX)]
         try:
             records, store = restore_one(f, native)
-        except LamValueError as exc:  # AuditError, TrajectoryFormatError
+            written = written_native = None
+            if args.out:
+                written = str(write_jsonl(Path(args.out) / f"{name}.original.jsonl", records))
+                if native is not None:
+                    written_native = str(write_native_original(Path(args.out), name, native, records))
+        except (LamValueError, ValueError, RecursionError, OSError) as exc:  # AuditError, parser limits, a disk full
             failed += 1
-            print(f"lam-ref restore: failed: {exc}", file=sys.stderr)
-            report.append({"name": name, "audit": str(f), "ok": False, "error": str(exc)})
-            rows.append([name, "—", "—", "—", "FAILED"])
+            where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
+            _fail(rows, report, name, str(f), f"{where}{exc or type(exc).__name__}")
             continue
-        written = written_native = None
-        if args.out:
-            written = str(write_jsonl(Path(args.out) / f"{name}.original.jsonl", records))
-            if native is not None:
-                written_native = str(write_native_original(Path(args.out), name, native, records))
         edited = len(store.edits)
         report.append({"name": name, "audit": str(f), "residual": str(native) if native else None,
                        "trajectory": store.trajectory_id, "ok": True, "records": len(records),
                        "edited_records": edited, "moved_bytes": store.moved_bytes, "written": written,
+                       "checked": store.checked, "audit_version": store.version,
                        "written_native": written_native})
-        rows.append([name, len(records), edited, store.moved_bytes, "ok (SHA-256 and fields of every record)"])
+        rows.append([printable(name), len(records), edited, store.moved_bytes, "ok (" + store.checked + ")"])
     out = sys.stderr if args.json == "-" else sys.stdout
+    total = len(files) + len(orphan_residuals(paths))
     print(table(rows, ["trajectory", "records", "edited", "moved bytes", "restored"]), file=out)
-    print(f"{len(files) - failed} of {len(files)} trajectories restored byte for byte"
+    print(f"{total - failed} of {total} trajectories restored byte for byte"
           + (f" into {args.out}" if args.out else " (checked; --out writes them)"), file=out)
     if args.json:
         write_json({"restored": report, "failed": failed}, args.json)

@@ -67,6 +67,7 @@ from ._common import (
     l0_net_positive,
     plan_trajectory_files,
     planned_trajectories,
+    refuse_outputs_in_inputs,
     table,
     validate_batch_size,
     validate_json_dest,
@@ -171,7 +172,11 @@ def validate_args(args: argparse.Namespace) -> _Plan:
                    for t in thresholds]
     except LamValueError as exc:
         raise LamValueError(f"--layers must be l1,l0, l0,l1, l1 or l0, got {args.layers!r} ({exc})") from exc
-    files = plan_trajectory_files(args.paths, args.format)
+    files = plan_trajectory_files(args.paths, args.format, "sweep")
+    emb = getattr(args, "save_embeddings", None)
+    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--save-embeddings", emb),
+                                          ("--save-embeddings (its .ids.json)",
+                                           str(EmbeddingSaver(emb).ids_path) if emb else None)])
     mkdir = getattr(args, "mkdir", False)
     validate_json_dest(args.json, mkdir=mkdir)
     if getattr(args, "save_embeddings", None):

@@ -80,7 +80,7 @@ def cluster_client(spec: ClusterSpec, *, quiet: bool = False) -> Iterator[Any]:
                                 f"{str(exc).splitlines()[0] if str(exc) else 'timed out'}") from None
     else:
         cluster = LocalCluster(n_workers=spec.workers, threads_per_worker=1, processes=spec.processes,
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
         client = Client(cluster)
     try:
         if not quiet:

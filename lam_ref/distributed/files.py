@@ -139,10 +139,21 @@ def _collect(client: Any, futs: list[Any], items: list[tuple[int, str, str]], sp
 
     index_of = {f.key: items[k][0] for k, f in enumerate(futs)}
     errors: dict[int, str] = {}
-    for fut, res in wait_with_progress(client, futs, spec, show=show, desc=desc, raise_errors=False):
+    for fut, _res in wait_with_progress(client, futs, spec, show=show, desc=desc, raise_errors=False):
         if fut.status == "error":
-            errors[index_of[fut.key]] = f"task failed: {type(res).__name__}: {res}"
+            errors[index_of[fut.key]] = task_error(fut)
     return errors
+
+
+def task_error(fut: Any) -> str:
+    """One line for a failed Dask task (D19): ``task failed: <type>: <first line of the message>``,
+    the exception itself, never the worker's log nor a ``(type, value, <traceback object>)`` tuple."""
+    try:
+        exc = fut.exception()
+    except Exception as err:  # noqa: BLE001 - a lost or cancelled future has no exception to fetch
+        exc = err
+    text = str(exc).strip().splitlines()
+    return f"task failed: {type(exc).__name__}" + (f": {text[0]}" if text else "")
 
 
 class DaskSteps:

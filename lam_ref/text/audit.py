@@ -13,6 +13,17 @@ Since format version 2 the store also keeps each record's ``role``, ``turn``, ``
 ``name`` (:meth:`AuditStore.restore_records` checks a residual record's against them, so a whole
 record, not only its text, comes back as it was); version 1 files (texts only) are still read.
 
+Since format version 3 everything that decides how a store is checked lies inside the
+checksummed body: the ``version`` is repeated there and must equal the outer one, so editing the
+version (``3`` to ``1``, to switch the field checks off) breaks the checksum (D9). Older stores
+are still read; :attr:`AuditStore.checked` says what was checked, and for a version-1/2 store
+that its version was not covered. A version-1 store whose body holds ``meta`` (a version-2 store
+whose version was edited down) is refused.
+
+Threat model: the SHA-256 checksums detect accidental corruption and casual edits of the store
+or of the residual. Without a key they are not authentication: whoever can write the files can
+recompute every checksum, so a store from an untrusted source proves nothing.
+
 Files are JSON (atomic write); :meth:`AuditStore.load` refuses another format or version and a
 body whose checksum does not match.
 """
@@ -34,8 +45,8 @@ from ..geometry import LamValueError
 __all__ = ["AuditError", "AuditStore", "LayerPatch", "undo_patches"]
 
 FORMAT = "lam_ref.audit"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 #: The record fields besides ``text`` that a version-2 store keeps (SPEC §1 records).
 META_FIELDS = ("role", "turn", "source", "name")
 
@@ -92,6 +103,17 @@ class AuditStore:
     edits: dict[int, list[LayerPatch]] = field(default_factory=dict)
     #: Per record ``[role, turn, source, name]`` (:data:`META_FIELDS`); ``None`` in version-1 files.
     meta: list[list[Any]] | None = None
+    #: The format version the store was read from (:data:`FORMAT_VERSION` for a new one).
+    version: int = FORMAT_VERSION
+
+    @property
+    def checked(self) -> str:
+        """What :meth:`restore_records` checks for this store, in words (``lam-ref restore``'s table)."""
+        what = "SHA-256 of every record text" + (" and its role, turn, source, name" if self.meta is not None
+                                                 else "; fields not recorded")
+        if self.version < 3:
+            what += f"; version-{self.version} store, its version not covered by the checksum"
+        return what
 
     @classmethod
     def for_records(cls, trajectory_id: str, texts: Sequence[str], meta: Sequence[Sequence[Any]] | None = None) -> AuditStore:
@@ -168,12 +190,11 @@ class AuditStore:
             edits[str(rec)] = [
                 {"layer": lp.layer, "patches": [[s, e, *_enc(o)] for s, e, o in lp.patches]} for lp in layers
             ]
-        body: dict[str, Any] = {"trajectory": self.trajectory_id, "sha256": self.sha256, "edits": edits}
+        body: dict[str, Any] = {"version": FORMAT_VERSION, "trajectory": self.trajectory_id,
+                                "sha256": self.sha256, "edits": edits}
         if self.meta is not None:
             body["meta"] = self.meta
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-        return {"format": FORMAT, "version": FORMAT_VERSION if self.meta is not None else 1,
-                "body_sha256": digest, "body": body}
+        return {"format": FORMAT, "version": FORMAT_VERSION, "body_sha256": _body_digest(body), "body": body}
 
     @classmethod
     def from_json(cls, obj: Any, source: str = "<json>") -> AuditStore:
@@ -184,13 +205,22 @@ class AuditStore:
                 raise AuditError(f"{source} has audit format version {obj.get('version')!r}, "
                                  f"this lam_ref reads {READABLE_VERSIONS}")
             body = obj["body"]
-            if hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest() != obj["body_sha256"]:
+            if _body_digest(body) != obj["body_sha256"]:
                 raise AuditError(f"{source} is corrupt: body checksum mismatch")
-            meta = body.get("meta") if obj["version"] >= 2 else None
-            if obj["version"] >= 2 and (not isinstance(meta, list) or len(meta) != len(body["sha256"])
-                                        or any(not isinstance(m, list) or len(m) != len(META_FIELDS) for m in meta)):
+            version = obj["version"]
+            inner = body.get("version")
+            if (version >= 3 or inner is not None) and inner != version:
+                raise AuditError(f"{source} is corrupt: version {version!r} differs from the checksummed body's "
+                                 f"{inner!r} (the version was edited)")
+            if version == 1 and "meta" in body:
+                raise AuditError(f"{source} is corrupt: a version-1 store holds 'meta', which only version 2 and "
+                                 "later write (the version was edited)")
+            meta = body.get("meta") if version >= 2 else None
+            if version == 2 and meta is None or meta is not None and (
+                    not isinstance(meta, list) or len(meta) != len(body["sha256"])
+                    or any(not isinstance(m, list) or len(m) != len(META_FIELDS) for m in meta)):
                 raise AuditError(f"{source} is corrupt: 'meta' must hold one [role, turn, source, name] per record")
-            store = cls(str(body["trajectory"]), [str(s) for s in body["sha256"]], meta=meta)
+            store = cls(str(body["trajectory"]), [str(s) for s in body["sha256"]], meta=meta, version=int(version))
             for rec, layers in body["edits"].items():
                 for lp in layers:
                     patches = tuple((int(p[0]), int(p[1]), _dec(p[2], p[3])) for p in lp["patches"])
@@ -211,9 +241,13 @@ class AuditStore:
         p = Path(path)
         try:
             obj = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise AuditError(f"audit file {str(p)!r} cannot be read: {exc}") from exc
+        except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError, parser limits
+            raise AuditError(f"audit file {str(p)!r} cannot be read: {exc or type(exc).__name__}") from exc
         return cls.from_json(obj, f"audit file {str(p)!r}")
+
+
+def _body_digest(body: Any) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def _enc(b: bytes) -> list[str]:

@@ -30,9 +30,11 @@ per-file failures as :class:`LoadFailure` items and goes on with the other files
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
+import stat
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -47,6 +49,7 @@ __all__ = [
     "MalformedEvidenceWarning",
     "detect_format",
     "directory_ids",
+    "is_own_output",
     "iter_trajectories",
     "iter_trajectory_files",
     "load_all",
@@ -59,6 +62,41 @@ __all__ = [
 FORMATS = ("swe-agent", "mini-swe-agent", "locomo", "jsonl")
 #: The largest turn (agent step) index a JSONL record may give (turns are int64 downstream).
 MAX_TURN = 2**31 - 1
+#: The largest input file read (bytes; ``LAM_REF_MAX_FILE_BYTES`` overrides it): one file may not
+#: cost unbounded memory (a larger file is a per-file failure naming the limit).
+MAX_FILE_BYTES = 1 << 30
+
+#: Names of the files ``lam-ref`` itself writes (``compact --residual-dir``, ``restore --out``):
+#: skipped, and counted, when a folder argument is scanned for trajectories (they are our output,
+#: never input to read back).
+OUTPUT_SUFFIXES = (".residual.jsonl", ".original.jsonl", ".audit.json")
+_OUTPUT_TAGS = (".native.", ".original.native.")
+
+
+def is_own_output(name: str) -> bool:
+    """Whether a file name is one ``lam-ref compact``/``restore`` writes (:data:`OUTPUT_SUFFIXES`,
+    ``<name>.native.<suffix>``).
+
+    Examples:
+        >>> is_own_output("task.residual.jsonl"), is_own_output("task.native.traj"), is_own_output("task.traj")
+        (True, True, False)
+    """
+    low = name.lower()
+    return low.endswith(OUTPUT_SUFFIXES) or any(tag in low and low.rsplit(tag, 1)[1] in
+                                                ("traj", "traj.json", "json", "jsonl") for tag in _OUTPUT_TAGS)
+
+
+def max_file_bytes() -> int:
+    """:data:`MAX_FILE_BYTES`, or ``$LAM_REF_MAX_FILE_BYTES`` when set to a positive integer."""
+    env = os.environ.get("LAM_REF_MAX_FILE_BYTES")
+    if env:
+        try:
+            value = int(env)
+        except ValueError:
+            value = 0
+        if value > 0:
+            return value
+    return MAX_FILE_BYTES
 
 #: File name patterns picked up when a directory is given, per format (``None``: auto-detect).
 _DIR_PATTERNS: dict[str | None, tuple[str, ...]] = {
@@ -97,13 +135,29 @@ class LoadFailure:
 
 
 def _read_text(path: Path) -> str:
-    """The file's text: strict UTF-8 (a leading BOM is dropped); empty files are an error."""
+    """The file's text: strict UTF-8 (a leading BOM is dropped); empty files are an error, and so
+    is anything but a regular file (a FIFO would block, a device never end) or a file larger than
+    :func:`max_file_bytes`."""
+    limit = max_file_bytes()
     try:
-        raw = path.read_bytes()
-    except IsADirectoryError as exc:
-        raise TrajectoryFormatError(str(path), "$", "is a directory, expected a file") from exc
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise TrajectoryFormatError(str(path), "$", "is a directory, expected a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise TrajectoryFormatError(str(path), "$", f"is not a regular file ({_file_kind(st.st_mode)}); "
+                                                        "only regular files are read")
+        if st.st_size > limit:
+            raise TrajectoryFormatError(str(path), "$", f"is {st.st_size} bytes, more than the limit of {limit} "
+                                                        "bytes (LAM_REF_MAX_FILE_BYTES)")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # replaced between stat and open
+                raise TrajectoryFormatError(str(path), "$", "is not a regular file; only regular files are read")
+            raw = fh.read(limit + 1)
     except OSError as exc:
         raise TrajectoryFormatError(str(path), "$", f"cannot be read: {exc.strerror or exc}") from exc
+    if len(raw) > limit:
+        raise TrajectoryFormatError(str(path), "$", f"is more than the limit of {limit} bytes (LAM_REF_MAX_FILE_BYTES)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -126,6 +180,16 @@ def _parse_json(path: Path, text: str, where: str = "$", *, one_line: bool = Fal
         raise TrajectoryFormatError(str(path), where, f"invalid JSON at {at}: {exc.msg}") from exc
     except RecursionError as exc:
         raise TrajectoryFormatError(str(path), where, "invalid JSON: nested too deeply") from exc
+    except ValueError as exc:  # parser limits: an integer of more than sys.get_int_max_str_digits() digits
+        raise TrajectoryFormatError(str(path), where, f"JSON exceeds a parser limit: {exc}") from exc
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def _type_name(value: Any) -> str:
@@ -482,7 +546,7 @@ def detect_format(path: str | Path) -> str:
     text = _read_text(p)
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, parser limits
         data = None
     fmt = _sniff(data) or _by_name(p)
     if fmt is None:
@@ -561,34 +625,69 @@ def directory_ids(rel_paths: Sequence[str]) -> list[str]:
     return out
 
 
+def _scan_dir(root: Path, patterns: tuple[str, ...], skips: list[str]) -> list[Path]:
+    """The trajectory files under ``root`` (recursively, hidden entries and symlinked folders not
+    followed): regular files matching ``patterns``, not written by lam-ref itself
+    (:func:`is_own_output`). Every entry passed over that a user could expect to be read (a folder
+    that cannot be listed, a matching name that is a FIFO, a device, a broken or looping link, one
+    of our own outputs) is described in ``skips``."""
+    found: list[Path] = []
+
+    def unreadable(exc: OSError) -> None:
+        skips.append(f"{exc.filename}: folder skipped: cannot be listed ({exc.strerror or exc})")
+
+    for here, dirs, names in os.walk(root, onerror=unreadable):
+        base = Path(here)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for d in dirs:
+            if (base / d).is_symlink():
+                skips.append(f"{base / d}: folder skipped: a symbolic link (links to folders are not followed)")
+        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
+        for name in sorted(names):
+            if name.startswith(".") or not any(fnmatch.fnmatch(name, pat) for pat in patterns):
+                continue
+            f = base / name
+            if is_own_output(name):
+                skips.append(f"{f}: skipped: a lam-ref output file (never read back as input)")
+                continue
+            try:
+                st = os.stat(f)
+            except OSError as exc:
+                skips.append(f"{f}: skipped: {exc.strerror or exc}" + (" (a broken or looping link)" if f.is_symlink() else ""))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                if not stat.S_ISDIR(st.st_mode):
+                    skips.append(f"{f}: skipped: {_file_kind(st.st_mode)}; only regular files are read")
+                continue
+            found.append(f)
+    return sorted(set(found))
+
+
 def iter_trajectory_files(
-    paths: Sequence[str | Path] | str | Path, format: str | None = None
+    paths: Sequence[str | Path] | str | Path, format: str | None = None, *, skips: list[str] | None = None
 ) -> Iterator[tuple[Path, str] | LoadFailure]:
     """Expand path arguments into ``(file, trajectory id prefix)`` pairs, in order.
 
-    A directory is searched recursively (hidden entries skipped, sorted) for the name patterns of
-    ``format`` (auto: ``*.traj``, ``*.traj.json``, ``*.jsonl``, ``locomo*.json``); ids are paths
-    relative to the directory without the suffix, shortened by :func:`directory_ids`. A missing path or a directory without
-    trajectory files yields a :class:`LoadFailure`.
+    A directory is searched recursively (hidden entries and symlinked folders skipped, sorted) for
+    the name patterns of ``format`` (auto: ``*.traj``, ``*.traj.json``, ``*.jsonl``,
+    ``locomo*.json``), leaving out the files lam-ref writes (:func:`is_own_output`) and anything
+    but regular files; ids are paths relative to the directory without the suffix, shortened by
+    :func:`directory_ids`. Each entry passed over is described in ``skips`` (when given). A missing
+    path or a directory without trajectory files yields a :class:`LoadFailure`.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     patterns = _DIR_PATTERNS.get(format, _DIR_PATTERNS[None])
+    skips = [] if skips is None else skips
     for arg in paths:
         p = Path(arg)
         if not p.exists():
             yield LoadFailure(TrajectoryFormatError(str(p), "$", "does not exist"))
         elif p.is_dir():
-            found: set[Path] = set()
-            for pat in patterns:
-                for f in p.rglob(pat):
-                    rel = f.relative_to(p)
-                    if f.is_file() and not any(part.startswith(".") for part in rel.parts):
-                        found.add(f)
-            if not found:
+            files = _scan_dir(p, patterns, skips)
+            if not files:
                 msg = f"directory holds no trajectory files ({', '.join(patterns)})"
                 yield LoadFailure(TrajectoryFormatError(str(p), "$", msg))
-            files = sorted(found)
             yield from zip(files, directory_ids([f.relative_to(p).as_posix() for f in files]))
         else:
             yield p, _strip_suffix(p.name)

@@ -16,8 +16,11 @@ in the run):
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +32,8 @@ from .native import native_records, write_native
 if TYPE_CHECKING:
     from .pipeline import CompactionResult, MappedResidual
 
-__all__ = ["AUDIT_SUFFIX", "NATIVE_TAG", "RESIDUAL_SUFFIX", "ResidualWriter", "audit_files", "native_file",
-           "native_name", "restore_one", "result_problems", "safe_name", "write_native_original", "written_problems"]
+__all__ = ["AUDIT_SUFFIX", "LOCK_NAME", "NATIVE_TAG", "RESIDUAL_SUFFIX", "ResidualWriter", "audit_files", "claim_residual_dir",
+           "native_file", "native_name", "orphan_residuals", "restore_one", "result_problems", "safe_name", "write_native_original", "written_problems"]
 
 #: The file names `lam-ref compact --residual-dir` writes per trajectory (``<name><suffix>``).
 AUDIT_SUFFIX = ".audit.json"
@@ -109,17 +112,45 @@ def audit_files(paths: list[str], native: bool = False) -> list[tuple[Path, Path
     return out
 
 
+def orphan_residuals(paths: list[str]) -> list[Path]:
+    """The residual files (``<name>.residual.jsonl``, ``<name>.native.<suffix>``) in the folder
+    arguments of ``paths`` that have no ``<name>.audit.json`` beside them (a run killed between the
+    two writes, a store deleted): ``lam-ref restore`` reports each as a failure (D8), so every
+    residual is accounted for."""
+    out = []
+    for raw in paths:
+        d = Path(raw)
+        if not d.is_dir():
+            continue
+        for f in sorted(d.iterdir()):
+            if f.name.endswith(RESIDUAL_SUFFIX):
+                name = f.name[: -len(RESIDUAL_SUFFIX)]
+            else:
+                name = native_name(f)
+                if name is None or name.endswith(".original"):  # restore --out's own files
+                    continue
+            if not f.with_name(name + AUDIT_SUFFIX).is_file():
+                out.append(f)
+    return out
+
+
 def _read_jsonl_residual(residual_path: Path) -> list[Any]:
     try:
         text = residual_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise AuditError(f"{str(residual_path)!r} cannot be read: {exc}") from exc
     residual = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    lines = text.split("\n")  # the framing json_line writes: "\n" only, never U+2028/U+2029/U+0085 (D5)
+    if lines and lines[-1] == "":
+        lines.pop()
+    for n, line in enumerate(lines, start=1):
         try:
             residual.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise AuditError(f"{str(residual_path)!r}: line {n}: invalid JSON at column {exc.colno}: {exc.msg}") from exc
+        except (ValueError, RecursionError) as exc:  # parser limits (D2)
+            raise AuditError(f"{str(residual_path)!r}: line {n}: JSON exceeds a parser limit: "
+                             f"{exc or 'nested too deeply'}") from exc
     return residual
 
 
@@ -176,15 +207,28 @@ class ResidualWriter:
 
     def write(self, res: CompactionResult, name: str | None = None) -> tuple[Path, Path]:
         """Write one trajectory's files under ``name`` (default: :meth:`name_for` its id; a Dask
-        task stages them under its own index); the residual's and the audit store's paths."""
+        task stages them under its own index); the residual's and the audit store's paths. All or
+        nothing: when one write fails (a disk full, a field the native format cannot hold) the
+        files already written for this trajectory are removed and the error is raised, so no
+        residual is ever left without its audit store (D7, D8)."""
         name = self.name_for(res.trajectory.id) if name is None else name
-        rpath = write_jsonl(self.directory / f"{name}{RESIDUAL_SUFFIX}", (r.to_json() for r in res.residual_records()))
-        apath = res.audit.save(self.directory / f"{name}{AUDIT_SUFFIX}")
-        self.written[name] = {"id": res.trajectory.id, "path": res.trajectory.path,
-                              "residual": rpath.name, "audit": apath.name}
-        if self.native:
-            npath = write_native(self.directory / name, res.trajectory, res.residual_texts)
-            self.written[name]["native"] = npath.name
+        done: list[Path] = []
+        try:
+            rpath = write_jsonl(self.directory / f"{name}{RESIDUAL_SUFFIX}",
+                                (r.to_json() for r in res.residual_records()))
+            done.append(rpath)
+            apath = res.audit.save(self.directory / f"{name}{AUDIT_SUFFIX}")
+            done.append(apath)
+            entry = {"id": res.trajectory.id, "path": res.trajectory.path, "residual": rpath.name, "audit": apath.name}
+            if self.native:
+                npath = write_native(self.directory / name, res.trajectory, res.residual_texts)
+                done.append(npath)
+                entry["native"] = npath.name
+        except BaseException:
+            for p in done:
+                p.unlink(missing_ok=True)
+            raise
+        self.written[name] = entry
         return rpath, apath
 
     def place(self, stage: Path, summaries: list[dict[str, Any]], staged: list[int]) -> list[str]:
@@ -201,6 +245,59 @@ class ResidualWriter:
                                   "audit": f"{name}{AUDIT_SUFFIX}"}
             names.append(name)
         return names
+
+
+#: The lock file :func:`claim_residual_dir` holds in a ``--residual-dir`` while a run writes it.
+LOCK_NAME = ".lam-ref.lock"
+
+
+def _is_residual_file(name: str) -> bool:
+    return name.endswith((RESIDUAL_SUFFIX, AUDIT_SUFFIX)) or native_name(Path(name)) is not None
+
+
+@contextlib.contextmanager
+def claim_residual_dir(directory: str | Path, *, overwrite: bool = False, resume: bool = False,
+                       option: str = "--residual-dir") -> Iterator[Path]:
+    """Hold ``directory`` for one run's residual files (D11): an exclusive lock on
+    ``<directory>/.lam-ref.lock`` (``flock``; released when the run ends or dies, so a killed run
+    leaves no stale lock; the file is removed at the end), refused with a :class:`LamValueError` while another run holds it; and,
+    unless ``overwrite`` (or ``resume``, the same run continued), refused when the folder already
+    holds residual or audit files of an earlier run, which the new run would replace."""
+    import fcntl
+
+    d = Path(directory)
+    lock_path = d / LOCK_NAME
+    while True:  # the lock file is removed at the end: lock the file that is at the path now
+        try:
+            fh = open(lock_path, "a+b")
+        except OSError as exc:
+            raise LamValueError(f"{option} {d}: cannot create the lock file {LOCK_NAME}: "
+                                f"{exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise LamValueError(f"{option} {d}: another lam-ref run is writing into this folder (it holds "
+                                f"{LOCK_NAME}); wait for it, or choose another folder") from None
+        try:
+            same = os.path.samestat(os.fstat(fh.fileno()), os.stat(lock_path))
+        except OSError:
+            same = False
+        if same:
+            break
+        fh.close()  # the holder before us removed it between our open and our lock: again
+    try:
+        if not (overwrite or resume):
+            earlier = sorted(p.name for p in d.iterdir() if _is_residual_file(p.name))
+            if earlier:
+                raise LamValueError(f"{option} {d}: already holds {len(earlier)} residual/audit files of an earlier "
+                                    f"run (e.g. {earlier[0]!r}); pass --overwrite to replace them, or choose "
+                                    "another folder")
+        yield d
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)  # still locked by us: a waiting run re-checks which file it locked
+        fh.close()
 
 
 def _copy_atomic(src: Path, dst: Path) -> None:
