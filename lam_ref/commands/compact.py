@@ -79,7 +79,10 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_mkdir(p)
     add_save_embeddings(p)
     p.add_argument("--device", help="encoder device (cpu, cuda, ...; default: the library's choice)")
-    p.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
+    p.add_argument("--window", type=int, default=512, help="largest window in cl100k tokens (default 512)")
+    p.add_argument("--window-fit", choices=("encoder", "none"), default="encoder",
+                   help="encoder (default): each window ends where the encoder stops reading, so L1 never deletes "
+                        "text it did not see (spec §3.4); none: the paper's fixed --window-token windows")
     p.add_argument("--driver", choices=("online", "batch"), default="online",
                    help="L1 driver: Algorithm 1 turn by turn (default) or Algorithm 2")
     p.add_argument("--exhaustive", action="store_true", help="exhaustive candidate search (equals the oracle)")
@@ -107,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         layers=parse_layers(args.layers),
         window=args.window,
+        fit_window=args.window_fit == "encoder",
         batch_size=validate_batch_size(args.batch_size),
         driver=args.driver,
         exhaustive=args.exhaustive,
