@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -79,20 +81,21 @@ def test_bad_arguments():
 
 class WordHorizon:
     """A stand-in encoder horizon: length = whitespace-separated words + 2 special tokens (a
-    monotone count: a longer prefix never has fewer words), limit ``max_tokens``. ``hint`` is
-    what ``seen_chars`` proposes (``None``: no hint), possibly wrong on purpose."""
+    monotone count: a longer prefix never has fewer words), limit ``max_tokens``. ``spans`` is
+    what ``piece_spans`` reports: the true word spans (``"true"``), none (``None``), or a wrong
+    hint on purpose (a function of the text)."""
 
-    def __init__(self, max_tokens: int, hint=None) -> None:
+    def __init__(self, max_tokens, spans="true") -> None:
         self.max_tokens = max_tokens
-        self.hint = hint
-        self.calls = 0
+        self.spans = spans
 
     def token_lengths(self, texts):
-        self.calls += len(texts)
         return [len(t.split()) + 2 for t in texts]
 
-    def seen_chars(self, text):
-        return None if self.hint is None else self.hint(text)
+    def piece_spans(self, text):
+        if self.spans == "true":
+            return [m.span() for m in re.finditer(r"\S+", text)]
+        return None if self.spans is None else self.spans(text)
 
 
 def _largest_fitting_prefix(toks, limit) -> int:
@@ -108,22 +111,28 @@ def _largest_fitting_prefix(toks, limit) -> int:
 words = st.lists(st.sampled_from(["a", "bb", "ccc", "é", "中文", "\n", "  ", "x=1;", "😀"]), max_size=120).map(" ".join)
 
 
-@pytest.mark.parametrize("hint", [None, lambda t: len(t), lambda t: 0, lambda t: len(t) // 3],
-                         ids=["no-hint", "hint-too-long", "hint-zero", "hint-short"])
+WRONG_HINTS = {"no-pieces": lambda t: [], "one-piece": lambda t: [(0, len(t))],
+               "every-char": lambda t: [(i, i + 1) for i in range(len(t))]}
+
+
+@pytest.mark.parametrize("spans", ["true", None, *WRONG_HINTS], ids=["true-spans", "no-spans", *WRONG_HINTS])
 @given(text=words, window=st.integers(1, 60))
-def test_spec3_4_fitted_windows_end_at_the_horizon(hint, text, window):
-    """Claim (SPEC §3.4): with ``fit=True`` every window is read whole by the encoder (its
-    length within ``max_tokens``) and is the longest token prefix that is (one more token would
-    not fit, or the record or ``window`` ends there); the windows still concatenate to the exact
-    bytes and ``unseen`` is 0. A wrong ``seen_chars`` hint changes nothing (every cut is checked)."""
-    h = WordHorizon(8, hint)
+def test_spec3_4_fitted_windows_end_at_the_horizon(spans, text, window):
+    """Claim (SPEC §3.4): with ``fit=True`` every window is read whole by the encoder (its length
+    within ``max_tokens``); with the true word spans or none it is the longest token prefix that
+    is (one more token would not fit, or the record or ``window`` ends there). The windows still
+    concatenate to the exact bytes and ``unseen`` is 0. A wrong hint may shorten windows but never
+    lets one exceed the horizon (every cut is checked)."""
+    h = WordHorizon(8, WRONG_HINTS.get(spans, spans))
     cut = TOK.cut(text, window, h, fit=True)
     assert b"".join(w for w, _, _ in cut) == text.encode("utf-8"), "fitted windows concatenate to the bytes"
     toks = TOK.encode(text)
     a = 0
     for data, n, unseen in cut:
         assert unseen == 0, "a fitted window has no unseen tokens (each token here fits alone)"
-        assert n == _largest_fitting_prefix(toks[a:a + window], 8), f"window at token {a}: not the longest fit"
+        assert h.token_lengths([data.decode("utf-8", errors="replace")])[0] <= 8, f"window at {a} exceeds the horizon"
+        if spans in ("true", None):
+            assert n == _largest_fitting_prefix(toks[a:a + window], 8), f"window at token {a}: not the longest fit"
         a += n
     assert a == len(toks), "the windows hold every token"
 

@@ -13,7 +13,7 @@ for MiniLM); reports always name the encoder. :meth:`Encoder.truncated` counts t
 encoder-token length (with special tokens) exceeds the model's maximum: a 512-token cl100k window
 often exceeds MiniLM's 256 (57 % of SWE-smith windows). By default the windows are therefore cut to
 the encoder's horizon (SPEC §3.4, :meth:`lam_ref.text.chunking.Tokenizer.seen_prefix` with
-:meth:`Encoder.token_lengths` and :meth:`Encoder.seen_chars`); the truncation rate and the tokens
+:meth:`Encoder.token_lengths` and :meth:`Encoder.piece_spans`); the truncation rate and the tokens
 the encoder did not see are reported with every run.
 """
 
@@ -91,9 +91,10 @@ class Encoder:
         """Encoder-token lengths with special tokens (``None`` when the encoder has no limit)."""
         return None
 
-    def seen_chars(self, text: str) -> int | None:
-        """How many leading characters of ``text`` the encoder reads (``None``: all, or unknown);
-        a hint for the window cutter, which checks every cut with :meth:`token_lengths`."""
+    def piece_spans(self, text: str) -> list[tuple[int, int]] | None:
+        """Character spans of ``text``'s word pieces, special tokens excluded (``None``: not
+        available); a hint for the window cutter (SPEC §3.4), which checks every cut with
+        :meth:`token_lengths`."""
         return None
 
     def truncated(self, texts: Sequence[str]) -> int:
@@ -210,21 +211,14 @@ class SentenceTransformerEncoder(Encoder):
         ids = tok(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         return [len(x) for x in ids]
 
-    def seen_chars(self, text: str) -> int | None:
-        """The end (in characters) of the last word piece within ``max_tokens`` (special tokens
-        counted), from the fast tokenizer's offsets; ``None`` when ``text`` fits or the tokenizer
-        gives no offsets."""
+    def piece_spans(self, text: str) -> list[tuple[int, int]] | None:
+        """The fast tokenizer's character offsets of the word pieces (special tokens excluded);
+        ``None`` for a slow tokenizer without offsets."""
         tok = self.model.tokenizer
-        if self.max_tokens is None or not getattr(tok, "is_fast", False):
+        if not getattr(tok, "is_fast", False):
             return None
-        enc = tok(text, add_special_tokens=True, truncation=False, verbose=False,
-                  return_offsets_mapping=True, return_special_tokens_mask=True)
-        if len(enc["input_ids"]) <= self.max_tokens:
-            return None
-        specials = sum(enc["special_tokens_mask"])
-        content = [o for o, sp in zip(enc["offset_mapping"], enc["special_tokens_mask"]) if not sp]
-        read = self.max_tokens - specials
-        return int(content[read - 1][1]) if read >= 1 else 0
+        enc = tok(text, add_special_tokens=False, truncation=False, verbose=False, return_offsets_mapping=True)
+        return [tuple(o) for o in enc["offset_mapping"]]
 
 
 @functools.lru_cache(maxsize=4)

@@ -178,7 +178,8 @@ def encode_chunks(
     t1 = time.perf_counter()
     texts = [c.text for c in chunks]
     emb = encoder.encode(texts, batch_size=batch_size, progress=progress)
-    truncated = encoder.truncated(texts) if texts else 0
+    # every window's own text was measured by the encoder's tokenizer while cutting (SPEC §3.4)
+    truncated = sum(1 for c in chunks if c.unseen) if encoder.max_tokens is not None else 0
     t2 = time.perf_counter()
     return Encoded(chunks, emb, truncated, t2 - t1, t1 - t0)
 
