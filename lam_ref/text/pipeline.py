@@ -154,6 +154,8 @@ class Encoded:
     truncated: int
     encode_s: float
     chunk_s: float
+    #: of ``chunk_s``: time in the encoder's tokenizer fitting the windows to its horizon (SPEC §3.4)
+    fit_s: float = 0.0
 
     @property
     def unseen_tokens(self) -> int:
@@ -174,14 +176,38 @@ def encode_chunks(
     """Chunk ``(record, turn, text)`` items and encode all windows in one pass (SPEC §3, §4);
     ``fit``: windows end at ``encoder``'s horizon (SPEC §3.4), else ``window`` tokens each."""
     t0 = time.perf_counter()
-    chunks = chunk_records(items, tokenizer, window, horizon=encoder, fit=fit)
+    horizon = _TimedHorizon(encoder)
+    chunks = chunk_records(items, tokenizer, window, horizon=horizon, fit=fit)
     t1 = time.perf_counter()
     texts = [c.text for c in chunks]
     emb = encoder.encode(texts, batch_size=batch_size, progress=progress)
     # every window's own text was measured by the encoder's tokenizer while cutting (SPEC §3.4)
     truncated = sum(1 for c in chunks if c.unseen) if encoder.max_tokens is not None else 0
     t2 = time.perf_counter()
-    return Encoded(chunks, emb, truncated, t2 - t1, t1 - t0)
+    return Encoded(chunks, emb, truncated, t2 - t1, t1 - t0 - horizon.seconds, horizon.seconds)
+
+
+class _TimedHorizon:
+    """The encoder as the window cutter's horizon, timing its tokenizer calls (``fit`` stage)."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self.max_tokens = encoder.max_tokens
+        self.seconds = 0.0
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int] | None:
+        t0 = time.perf_counter()
+        try:
+            return self.encoder.token_lengths(texts)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def piece_spans(self, text: str) -> list[tuple[int, int]] | None:
+        t0 = time.perf_counter()
+        try:
+            return self.encoder.piece_spans(text)
+        finally:
+            self.seconds += time.perf_counter() - t0
 
 
 @dataclass(frozen=True)
@@ -448,7 +474,8 @@ def compact_trajectory(
     if encoder is None and config.uses_encoder:
         raise LamValueError(f"encoder is required for layers {config.layers!r} (L1 embeds windows)")
     cache = {} if cache is None else cache
-    timings: dict[str, float] = {"chunk": 0.0, "encode": 0.0, "l1": 0.0, "l0": 0.0, "residual": 0.0, "tokens": 0.0}
+    timings: dict[str, float] = {"chunk": 0.0, "fit": 0.0, "encode": 0.0, "l1": 0.0, "l0": 0.0, "residual": 0.0,
+                                 "tokens": 0.0}
     t_all = time.perf_counter()
     tok = get_tokenizer(config.tokenizer)
     obs_idx = traj.observation_indices
@@ -462,6 +489,7 @@ def compact_trajectory(
                 fit=config.fit_window,
             )
             timings["chunk"] += cache[key].chunk_s
+            timings["fit"] += cache[key].fit_s
             timings["encode"] += cache[key].encode_s
         return cache[key]
 
