@@ -204,7 +204,9 @@ class SentenceTransformerEncoder(Encoder):
             convert_to_numpy=True,
             show_progress_bar=progress,
         )
-        return np.asarray(out, dtype=np.float32)
+        out = np.array(out, dtype=np.float32)
+        release_heap()
+        return out
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         tok = self.model.tokenizer
@@ -219,6 +221,37 @@ class SentenceTransformerEncoder(Encoder):
             return None
         enc = tok(text, add_special_tokens=False, truncation=False, verbose=False, return_offsets_mapping=True)
         return [tuple(o) for o in enc["offset_mapping"]]
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or ``None`` where the C library has none (macOS, musl)."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        return None
+
+
+def release_heap() -> None:
+    """Give the heap pages freed by one encoding back to the operating system (issue 23 §5).
+
+    A transformer forward pass allocates activations whose sizes change with every batch's
+    padded length; glibc keeps the freed medium-sized blocks (below its mmap threshold) in the
+    heap, fragmented, so the resident set crept up with each trajectory encoded (measured: 698 →
+    975 MiB after 12 synthetic trajectories, peak 1,031 → 1,287 MiB) although nothing was kept.
+    After each :meth:`SentenceTransformerEncoder.encode` the garbage collector runs and
+    ``malloc_trim(0)`` returns the free pages (resident set flat at 554–560 MiB in the same run).
+    A no-op where the C library has no ``malloc_trim``.
+    """
+    import gc
+
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 @functools.lru_cache(maxsize=4)
