@@ -597,10 +597,21 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
     """numcodecs codec ``"lam_ref.cuszp_plain"``: the L2 codec for zarr/numcodecs users (SPEC §9).
 
     Give exactly one of ``eb`` (absolute bound) or ``rel_eb`` (relative to each buffer's
-    ``max|x|``); with neither, ``rel_eb = 0.001``. ``encode`` takes float32 data in any buffer:
-    a numpy array of any shape or memory order (flattened in memory order, as numcodecs does),
-    or raw bytes (``bytes``, ``bytearray``, ``memoryview``, ``array.array``) read as little-endian
-    float32. ``decode`` returns ``float32[n]`` (or fills ``out``).
+    ``max|x|``); with neither, ``rel_eb = 0.001``. Input rules (docs/codec.md "numcodecs / zarr"),
+    so that no buffer is silently misread wherever numcodecs codecs are used (zarr, issue 23 §4):
+
+    * a **numpy array** must have dtype native float32 (any shape or memory order, flattened in
+      memory order as numcodecs does); any other dtype is refused, 1-byte arrays (``u1``, ``i1``,
+      ``S1``, ``V1``) included: they are integers or strings, not float32 bytes. Big-endian
+      ``>f4`` is refused: the stream does not record byte order and ``decode`` returns native
+      float32, which zarr or numcodecs would then read back as ``>f4``;
+    * a **bytes-like object** that is not a numpy array (``bytes``, ``bytearray``, ``memoryview``,
+      ``array.array``, ``mmap``) with 1-byte items is raw little-endian float32 bytes; with float32
+      items (format ``'f'``) it is float32 values; any other item format is refused.
+
+    ``decode`` returns native ``float32[n]``, or fills ``out``: a native float32 numpy array, or a
+    bytes-like object of 1-byte or float32 items (it receives the little-endian float32 bytes); an
+    ``out`` of another dtype is refused rather than reinterpreted.
     """
 
     codec_id = CODEC_ID
@@ -617,19 +628,19 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
         self.block_size = _validate_block(block_size)
 
     def _values(self, buf: Any) -> np.ndarray:
-        if isinstance(buf, np.ndarray) and not (buf.flags.c_contiguous or buf.flags.f_contiguous):
-            buf = np.ascontiguousarray(buf)
-        arr = ensure_ndarray(buf)
-        if arr.dtype == object:
-            raise TypeError("CuSZpPlain cannot encode an object array")
-        arr = arr.reshape(-1, order="A")
-        if arr.dtype.kind == "f" and arr.dtype.itemsize == 4:
-            return _as_float32_vector(arr, "buf")
-        if arr.dtype.itemsize == 1 and arr.dtype.kind in "uiSV":
+        if isinstance(buf, np.ndarray):
+            if buf.dtype == object:
+                raise TypeError("CuSZpPlain cannot encode an object array")
+            _check_float32_array(buf.dtype, "buf")
+            if not (buf.flags.c_contiguous or buf.flags.f_contiguous):
+                buf = np.ascontiguousarray(buf)
+            return _as_float32_vector(buf.reshape(-1, order="A"), "buf")
+        arr = _bytes_like(buf, "buf")
+        if arr.dtype.itemsize == 1:
             if arr.size % 4:
                 raise LamValueError(f"buf has {arr.size} bytes, not a whole number of float32 values")
-            return _as_float32_vector(arr.view("<f4"), "buf")
-        raise LamValueError(f"buf must hold float32 data, got dtype {arr.dtype}")
+            return _as_float32_vector(arr.view(np.uint8).view("<f4"), "buf")
+        return _as_float32_vector(arr, "buf")
 
     def encode(self, buf: Any) -> bytes:
         x = self._values(buf)
@@ -641,8 +652,12 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
             raise TypeError("CuSZpPlain cannot decode an object array")
         dec = codec_decode(ensure_ndarray(buf).reshape(-1, order="A").view(np.uint8))
         if out is not None:
-            if isinstance(out, np.ndarray) and out.dtype == object:
-                raise TypeError("CuSZpPlain cannot decode into an object array")
+            if isinstance(out, np.ndarray):
+                if out.dtype == object:
+                    raise TypeError("CuSZpPlain cannot decode into an object array")
+                _check_float32_array(out.dtype, "out")
+            else:
+                _bytes_like(out, "out")
             return ndarray_copy(dec, out)
         return dec
 
@@ -658,6 +673,39 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
         mode = f"eb={self.eb!r}" if self.eb is not None else f"rel_eb={self.rel_eb!r}"
         extra = "" if self.block_size == BLOCK_SIZE else f", block_size={self.block_size}"
         return f"CuSZpPlain({mode}{extra})"
+
+
+def _check_float32_array(dtype: np.dtype, name: str) -> None:
+    """Refuse a numpy dtype other than native float32, naming ``name`` (``CuSZpPlain``'s rule)."""
+    if dtype.kind == "f" and dtype.itemsize == 4:
+        if dtype.isnative:
+            return
+        raise LamValueError(
+            f"{name} has dtype {dtype.str} (non-native byte order): CuSZpPlain stores and returns native "
+            f"float32 and cannot record byte order; convert with .astype('=f4')"
+        )
+    raise LamValueError(
+        f"{name} must be a float32 numpy array, got dtype {dtype}; raw float32 bytes are taken only from a "
+        "bytes-like object that is not a numpy array (bytes, bytearray, memoryview, array.array)"
+    )
+
+
+def _bytes_like(obj: Any, name: str) -> np.ndarray:
+    """A non-numpy buffer-protocol object as an ndarray of its items: 1-byte items or float32."""
+    try:
+        mv = memoryview(obj)
+    except TypeError as exc:
+        raise LamValueError(
+            f"{name} must be a float32 numpy array or bytes-like (bytes, bytearray, memoryview), got "
+            f"{type(obj).__name__}"
+        ) from exc
+    if mv.itemsize != 1 and mv.format not in ("f", "<f", "=f"):
+        raise LamValueError(
+            f"{name} is a {type(obj).__name__} of item format {mv.format!r}: bytes-like input must have "
+            "1-byte items (raw little-endian float32 bytes) or float32 items ('f')"
+        )
+    arr = ensure_ndarray(obj)
+    return arr.reshape(-1, order="A")
 
 
 if _register_codec is not None:

@@ -3,6 +3,7 @@ slack, and rejection of bad input and of corrupt or truncated streams."""
 
 from __future__ import annotations
 
+import array
 import re
 import struct
 import warnings
@@ -462,9 +463,10 @@ def test_numcodecs_codec_modes_and_names():
 
 
 def test_numcodecs_buffers():
-    """``encode`` names a bad value ``buf[i]`` (float32 array or raw bytes), accepts one-byte
-    string and void buffers as raw bytes, refuses an int32 array (not reinterpreted) and an
-    object array (TypeError); ``decode`` reads a Fortran-ordered byte buffer in memory order."""
+    """``encode`` names a bad value ``buf[i]`` (float32 array or raw bytes), reads bytes-like
+    objects of 1-byte items as raw bytes, refuses a numpy array of any other dtype (1-byte
+    ``u1``/``i1``/``S1``/``V1`` arrays included: issue 23 §4, never reinterpreted) and an object
+    array (TypeError); ``decode`` reads a Fortran-ordered byte buffer in memory order."""
     c = CuSZpPlain(eb=0.01)
     with pytest.raises(LamValueError, match=r"^buf\[1\] is nan"):
         c.encode(_f32(0.0, np.nan))
@@ -473,11 +475,12 @@ def test_numcodecs_buffers():
         c.encode(raw)
     x = _f32(0.25, -1.5, 3.0, 0.0)
     ref = codec_encode(x, 0.01)
-    for dtype in ("S1", "V1", "u1", "i1"):
+    for buf in (x.tobytes(), bytearray(x.tobytes()), memoryview(x.tobytes()), array.array("b", x.tobytes())):
+        assert c.encode(buf) == ref, f"a {type(buf).__name__} is read as raw little-endian float32"
+    for dtype in ("S1", "V1", "u1", "i1", "int32"):
         buf = np.frombuffer(x.tobytes(), dtype=dtype)
-        assert c.encode(buf) == ref, f"a {dtype} buffer is read as raw little-endian float32"
-    with pytest.raises(LamValueError, match=r"^buf must hold float32 data, got dtype int32$"):
-        c.encode(np.arange(4, dtype=np.int32))
+        with pytest.raises(LamValueError, match=rf"^buf must be a float32 numpy array, got dtype {buf.dtype}; "):
+            c.encode(buf)
     with pytest.raises(TypeError, match=r"^CuSZpPlain cannot encode an object array$"):
         c.encode(np.array([1.0, None], dtype=object))
     blob = ref

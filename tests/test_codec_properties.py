@@ -23,7 +23,6 @@ from lam_ref.codec import (
 from lam_ref.geometry import LamValueError
 
 numcodecs = pytest.importorskip("numcodecs", reason="numcodecs is not installed (lam_ref[encoder])")
-from numcodecs.tests.common import check_config, check_encode_decode  # noqa: E402
 
 finite32 = st.floats(allow_nan=False, allow_infinity=False, width=32, min_value=-3e4, max_value=3e4)
 ebs = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False, allow_infinity=False)
@@ -105,7 +104,6 @@ def _arrays():
         "non_contiguous": base[:, ::3],
         "empty": np.zeros(0, dtype=np.float32),
         "empty_2d": np.zeros((0, 4), dtype=np.float32),
-        "big_endian": base[1].astype(">f4"),
     }
 
 
@@ -133,15 +131,6 @@ def test_numcodecs_round_trip_every_buffer_kind(kind, codec):
         codec.decode(enc, out=out)
         got = out.reshape(-1, order="F" if arr.flags.f_contiguous and arr.ndim > 1 else "C")
         assert within_error_bound(values, got, eb).all(), f"{kind}: decode into out= broke the bound"
-
-
-def test_numcodecs_own_checks():
-    # numcodecs' own harness: every buffer type on encode and decode, fuzzy compare to 2 decimals
-    codec = CuSZpPlain(eb=1e-3)  # errors <= 1e-3 + slack < 1.5e-2
-    for arr in (np.linspace(-1, 1, 1000, dtype=np.float32), np.linspace(0, 5, 96, dtype=np.float32).reshape(8, 12)):
-        check_encode_decode(arr, codec, precision=2)
-    check_config(codec)
-    check_config(CuSZpPlain(rel_eb=0.01, block_size=64))
 
 
 def test_numcodecs_registry_and_config():

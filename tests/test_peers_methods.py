@@ -115,12 +115,15 @@ def chain() -> np.ndarray:
 
 
 def test_semdedup_chain_counterexample_against_lam():
+    """SPEC §16: in arrival order (``keep="earliest"``) SemDeDup compares with dropped members too."""
     x = chain()
     labels = np.zeros(3, np.int64)  # one cluster, members in arrival order a, b, c
-    deleted = S.semdedup_deleted(x, 0.05, 0, labels=labels)
+    deleted = S.semdedup_deleted(x, 0.05, 0, labels=labels, keep="earliest")
     assert deleted.tolist() == [1, 2], f"SemDeDup drops b (near a) and c (near the dropped b): {deleted}"
     pi = oracle(x, 0.95).pi
     assert pi.tolist() == [0, 0, 2], f"LAM merges b into a and keeps c (only retained chunks count): {pi}"
+    hard = S.semdedup_deleted(x, 0.05, 0, labels=labels)
+    assert hard.tolist() == [1], f"official order (farthest from the centroid first: a, c, then b) drops only b: {hard}"
 
 
 def test_semdedup_rule_is_strict_and_per_cluster():
@@ -133,15 +136,102 @@ def test_semdedup_rule_is_strict_and_per_cluster():
     assert split.tolist() == [False, False, False], "b alone in its cluster is never compared with a or c"
 
 
-def test_semdedup_kmeans_separates_far_groups_and_is_seeded():
+def _fan(degrees) -> np.ndarray:
+    ang = np.radians(np.asarray(degrees, dtype=np.float64))
+    return np.stack([np.cos(ang), np.sin(ang), np.zeros(ang.size)], axis=1).astype(np.float32)
+
+
+def test_semdedup_keep_hard_easy_earliest():
+    """The official ``which_to_keep``: ``hard`` keeps the member farthest from the cluster centroid,
+    ``easy`` the nearest; ``earliest`` (ours) the first to arrive. Three chunks at 0°, 3°, 1° (all
+    pairwise cos > 0.99), one cluster: the centroid (mean direction) lies at 1.33°, so chunk 1 is
+    the farthest (1.67°) and chunk 2 the nearest (0.33°)."""
+    x = _fan([0.0, 3.0, 1.0])
+    labels = np.zeros(3, np.int64)
+    for keep, survivor in (("hard", 1), ("easy", 2), ("earliest", 0)):
+        dele = S.semdedup_deleted(x, 0.01, 0, labels=labels, keep=keep)
+        assert sorted(set(range(3)) - set(dele.tolist())) == [survivor], f"keep={keep}: deleted {dele}"
+    # explicit centroids (a clustering's) order the members: centroid at 3° makes chunk 0 the farthest
+    cl = S.Clustering(labels, _fan([3.0]).astype(np.float64), 1, 0)
+    dele = S.semdedup_deleted(x, 0.01, 0, clustering=cl)
+    assert dele.tolist() == [1, 2], f"centroid at 3°: chunk 0 (3° away) survives: {dele}"
+    with pytest.raises(LamValueError, match=r"^keep must be one of hard, easy, random, earliest, got 'first'$"):
+        S.semdedup_deleted(x, 0.01, 0, keep="first")
+
+
+def test_semdedup_hard_order_is_the_official_sort():
+    """``cluster_order(keep="hard")`` equals the official ``sorted(zip(ids, 1 - cos(x, c)),
+    key=dist, reverse=True)`` (clustering/sort_clusters.py; Python's sort is stable, so ties
+    stay in id order), and ``easy`` is that list reversed (semdedup.py ``[::-1]``)."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((40, 6))
+    x[5] = x[3]  # an exact duplicate: equal distances, a tie
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    labels = rng.integers(0, 3, size=40)
+    labels[5] = labels[3]
+    cents = rng.standard_normal((3, 6))
+    cents /= np.linalg.norm(cents, axis=1, keepdims=True)
+    x64 = x.astype(np.float64)
+    got = S.cluster_order(x, labels, keep="hard", centroids=cents)
+    easy = S.cluster_order(x, labels, keep="easy", centroids=cents)
+    for c in range(3):
+        ids = [i for i in range(40) if labels[i] == c]
+        official = [i for i, _ in sorted(((i, 1.0 - float(x64[i] @ cents[c])) for i in ids), key=lambda t: t[1],
+                                         reverse=True)]
+        assert got[c].tolist() == official, f"cluster {c}: {got[c].tolist()} != {official}"
+        assert easy[c].tolist() == official[::-1], f"cluster {c}: easy is the reversed hard order"
+
+
+def test_semdedup_random_keep_is_seeded():
+    """``keep="random"`` visits each cluster in a seeded random order: the same seed gives the same
+    deletions, and over seeds the survivor of a group of near-copies varies."""
+    x = _fan([0.0, 0.5, 1.0, 1.5, 2.0, 2.5])
+    labels = np.zeros(6, np.int64)
+    runs = {s: S.semdedup_deleted(x, 0.01, s, labels=labels, keep="random").tolist() for s in range(10)}
+    assert all(len(d) == 5 for d in runs.values()), f"one survivor per group: {runs}"
+    assert runs[3] == S.semdedup_deleted(x, 0.01, 3, labels=labels, keep="random").tolist(), "seeded"
+    survivors = {next(i for i in range(6) if i not in d) for d in runs.values()}
+    assert len(survivors) > 1, f"ten seeds, one survivor each: {survivors}"
+    for ids in S.cluster_order(x, labels, keep="random", seed=1):
+        assert sorted(ids.tolist()) == list(range(6)), "the order is a permutation of the cluster"
+
+
+def test_semdedup_kmeans_is_faiss_style_and_seeded():
+    """Spherical k-means (faiss' algorithm): the result is a fixed point (every chunk is assigned
+    to the centroid of largest cosine, each centroid is its members' unit mean direction), k = n
+    puts every chunk alone, and the seed picks the initial sample."""
     rng = np.random.default_rng(0)
     centers = np.eye(4)
     x = np.concatenate([c + 0.05 * rng.standard_normal((10, 4)) for c in centers])
     x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    labels = S.spherical_kmeans(x, 4, seed=3)
-    groups = [set(labels[i * 10:(i + 1) * 10].tolist()) for i in range(4)]
-    assert all(len(g) == 1 for g in groups) and len(set().union(*groups)) == 4, f"four tight groups, four clusters: {groups}"
-    assert np.array_equal(labels, S.spherical_kmeans(x, 4, seed=3)), "the same seed gives the same clusters"
+    cl = S.spherical_kmeans(x, 4, seed=3)
+    x64 = x.astype(np.float64)
+    assert np.array_equal(cl.labels, np.argmax(x64 @ cl.centroids.T, axis=1)), "labels: nearest centroid"
+    for c in np.unique(cl.labels):
+        m = x64[cl.labels == c].sum(axis=0)
+        assert np.allclose(cl.centroids[c], m / np.linalg.norm(m), atol=1e-12), f"centroid {c}: unit mean"
+    assert np.array_equal(cl.labels, S.spherical_kmeans(x, 4, seed=3).labels), "the same seed gives the same clusters"
+    alone = S.spherical_kmeans(x, 40, seed=1)
+    assert sorted(alone.labels.tolist()) == list(range(40)), "k = n: every chunk its own cluster"
+    u = rng.standard_normal((60, 8))
+    u = (u / np.linalg.norm(u, axis=1, keepdims=True)).astype(np.float32)
+    assert len({tuple(S.spherical_kmeans(u, 6, seed=s).labels.tolist()) for s in range(4)}) > 1, \
+        "random initial samples: seeds give different clusterings of unstructured data"
+    with pytest.raises(LamValueError, match=r"^k must be an integer in \[1, 40\], got 41$"):
+        S.spherical_kmeans(x, 41, seed=0)
+
+
+def test_semdedup_empty_cluster_split_follows_faiss():
+    """faiss' ``split_clusters``: an empty cluster takes a copy of a cluster accepted with
+    probability ``(size - 1) / (n - k)`` (size 5 of n - k = 3: certain; size 0: never) with a
+    ``1 ± 1/1024`` symmetric perturbation on alternating coordinates, and the two share its count."""
+    centers = np.array([[9.0, 9.0], [1.0, 2.0], [0.0, 1.0]])
+    counts = np.array([0, 5, 1])
+    assert S._split_empty(centers, counts, 6) == 1, "one empty cluster, one split"
+    e = 1.0 / 1024.0
+    assert centers[0].tolist() == [1.0 * (1 + e), 2.0 * (1 - e)], f"the copy: {centers[0]}"
+    assert centers[1].tolist() == [1.0 * (1 - e), 2.0 * (1 + e)], f"the source, perturbed the other way: {centers[1]}"
+    assert counts.tolist() == [2, 3, 1], f"5 split as 2 + 3: {counts}"
 
 
 def test_semdedup_residual_cuts_chunks_without_stubs():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -71,3 +73,99 @@ def test_bad_arguments():
         chunk_records([(0, 2, "a"), (1, 1, "b")], TOK)
     with pytest.raises(LamValueError, match="not available offline"):
         get_tokenizer("no_such_encoding")
+
+
+# ----------------------------------------------------------------------------------------------
+# SPEC §3.4: windows end at the encoder's horizon
+
+
+class WordHorizon:
+    """A stand-in encoder horizon: length = whitespace-separated words + 2 special tokens (a
+    monotone count: a longer prefix never has fewer words), limit ``max_tokens``. ``spans`` is
+    what ``piece_spans`` reports: the true word spans (``"true"``), none (``None``), or a wrong
+    hint on purpose (a function of the text)."""
+
+    def __init__(self, max_tokens, spans="true") -> None:
+        self.max_tokens = max_tokens
+        self.spans = spans
+
+    def token_lengths(self, texts):
+        return [len(t.split()) + 2 for t in texts]
+
+    def piece_spans(self, text):
+        if self.spans == "true":
+            return [m.span() for m in re.finditer(r"\S+", text)]
+        return None if self.spans is None else self.spans(text)
+
+
+def _largest_fitting_prefix(toks, limit) -> int:
+    """By definition (the stand-in's count is monotone): the largest k whose prefix fits, brute force."""
+    best = 0
+    for k in range(1, len(toks) + 1):
+        text = TOK.encoding.decode_bytes(toks[:k]).decode("utf-8", errors="replace")
+        if len(text.split()) + 2 <= limit:
+            best = k
+    return best
+
+
+words = st.lists(st.sampled_from(["a", "bb", "ccc", "é", "中文", "\n", "  ", "x=1;", "😀"]), max_size=120).map(" ".join)
+
+
+WRONG_HINTS = {"no-pieces": lambda t: [], "one-piece": lambda t: [(0, len(t))],
+               "every-char": lambda t: [(i, i + 1) for i in range(len(t))]}
+
+
+@pytest.mark.parametrize("spans", ["true", None, *WRONG_HINTS], ids=["true-spans", "no-spans", *WRONG_HINTS])
+@given(text=words, window=st.integers(1, 60))
+def test_spec3_4_fitted_windows_end_at_the_horizon(spans, text, window):
+    """Claim (SPEC §3.4): with ``fit=True`` every window is read whole by the encoder (its length
+    within ``max_tokens``); with the true word spans or none it is the longest token prefix that
+    is (one more token would not fit, or the record or ``window`` ends there). The windows still
+    concatenate to the exact bytes and ``unseen`` is 0. A wrong hint may shorten windows but never
+    lets one exceed the horizon (every cut is checked)."""
+    h = WordHorizon(8, WRONG_HINTS.get(spans, spans))
+    cut = TOK.cut(text, window, h, fit=True)
+    assert b"".join(w for w, _, _ in cut) == text.encode("utf-8"), "fitted windows concatenate to the bytes"
+    toks = TOK.encode(text)
+    a = 0
+    for data, n, unseen in cut:
+        assert unseen == 0, "a fitted window has no unseen tokens (each token here fits alone)"
+        assert h.token_lengths([data.decode("utf-8", errors="replace")])[0] <= 8, f"window at {a} exceeds the horizon"
+        if spans in ("true", None):
+            assert n == _largest_fitting_prefix(toks[a:a + window], 8), f"window at token {a}: not the longest fit"
+        a += n
+    assert a == len(toks), "the windows hold every token"
+
+
+@given(text=words, window=st.integers(1, 60))
+def test_spec3_4_fixed_windows_count_what_the_encoder_did_not_see(text, window):
+    """Claim (SPEC §3.4): with ``fit=False`` the windows are the paper's (``window`` tokens, the
+    last shorter) and each records ``unseen`` = its tokens beyond the longest prefix that fits."""
+    h = WordHorizon(8)
+    cut = TOK.cut(text, window, h, fit=False)
+    pieces, counts = TOK.windows(text, window)
+    assert [w for w, _, _ in cut] == pieces and [n for _, n, _ in cut] == counts, "fit=False: the fixed windows"
+    toks = TOK.encode(text)
+    for k, (_, n, unseen) in enumerate(cut):
+        piece = toks[k * window:k * window + n]
+        assert unseen == n - _largest_fitting_prefix(piece, 8), f"window {k}: unseen tokens"
+
+
+def test_spec3_4_a_token_longer_than_the_horizon_is_a_window_of_its_own():
+    """A single token the encoder cannot read whole (here: limit 2 = the special tokens alone)
+    still forms a window (no text is lost) and is counted as unseen."""
+    cut = TOK.cut("alpha beta", 512, WordHorizon(2), fit=True)
+    assert b"".join(w for w, _, _ in cut) == b"alpha beta", "no byte is lost"
+    assert all(n == 1 and unseen == 1 for _, n, unseen in cut), f"one token per window, each unseen: {cut}"
+    chunks = chunk_records([(0, 0, "alpha beta")], TOK, 512, horizon=WordHorizon(2))
+    assert [c.unseen for c in chunks] == [1, 1], "chunk_records carries the unseen count"
+
+
+def test_spec3_4_no_horizon_or_no_limit_keeps_fixed_windows():
+    """Without a horizon, or with an encoder without input limit (``max_tokens=None``, the
+    hashing encoder), windows are the fixed ones and nothing is unseen."""
+    text = "word " * 700
+    fixed = TOK.windows(text, 512)
+    for horizon in (None, WordHorizon(None)):
+        cut = TOK.cut(text, 512, horizon, fit=True)
+        assert [w for w, _, _ in cut] == fixed[0] and all(u == 0 for _, _, u in cut), f"horizon {horizon}"

@@ -4,6 +4,8 @@ offline all-MiniLM-L6-v2 (skipped with a reason when its package is absent)."""
 from __future__ import annotations
 
 import importlib.util
+import platform
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -86,3 +88,16 @@ def test_unknown_model_is_a_clear_error():
     """Offline (HF_HUB_OFFLINE=1 set by lam_ref): an unknown name fails at once, naming the model."""
     with pytest.raises(LamValueError, match="no-such-org/no-such-model"):
         get_encoder("no-such-org/no-such-model")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="malloc_trim is glibc's")
+def test_release_heap_finds_glibc_malloc_trim():
+    """Issue 23 §5: after each encoding the freed heap pages go back to the OS through glibc's
+    ``malloc_trim`` (benchmarks/bench_memory.py measures the effect); on glibc it must be found."""
+    from lam_ref.text.encoders import _malloc_trim, release_heap
+
+    trim = _malloc_trim()
+    assert trim is not None, "glibc exports malloc_trim"
+    assert trim(0) in (0, 1), "malloc_trim returns 1 if memory was released, else 0"
+    assert release_heap() is None, "release_heap returns nothing"

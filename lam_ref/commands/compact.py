@@ -89,6 +89,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_save_embeddings(p)
     add_device(p)
     add_window(p)
+    p.add_argument("--window-fit", choices=("encoder", "none"), default="encoder",
+                   help="encoder (default): each window ends where the encoder stops reading, so L1 never deletes "
+                        "text it did not see (spec §3.4); none: the paper's fixed --window-token windows")
     p.add_argument("--driver", choices=("online", "batch"), default="online",
                    help="L1 driver: Algorithm 1 turn by turn (default) or Algorithm 2")
     p.add_argument("--exhaustive", action="store_true", help="exhaustive candidate search (equals the oracle)")
@@ -113,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         layers=parse_layers(args.layers),
         window=args.window,
+        fit_window=args.window_fit == "encoder",
         batch_size=validate_batch_size(args.batch_size),
         driver=args.driver,
         exhaustive=args.exhaustive,

@@ -119,7 +119,12 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=5, help="SemDeDup k-means seeds 0..N-1 (default 5)")
     p.add_argument("--semdedup-scope", choices=("corpus", "trajectory"), default="corpus",
                    help="cluster all trajectories together (default, Table 17) or each on its own (App. F.8)")
-    p.add_argument("--per-cluster", type=int, default=S.DEFAULT_PER_CLUSTER, help="SemDeDup chunks per cluster (default 50)")
+    p.add_argument("--per-cluster", type=int, default=S.DEFAULT_PER_CLUSTER,
+                   help="SemDeDup chunks per cluster, k = round(n / this) (default 50; App. D)")
+    p.add_argument("--semdedup-k", type=int, help="SemDeDup k-means clusters (overrides --per-cluster; at most n)")
+    p.add_argument("--semdedup-keep", choices=S.KEEP, default=S.DEFAULT_KEEP,
+                   help="which near-duplicate survives: hard = farthest from the centroid (default, the official), "
+                        "easy, random, earliest (arrival order, ours)")
     p.add_argument("--gem-min-blocks", type=int, default=16, help="GEM leaves shorter histories unchanged (default 16)")
     p.add_argument("--lre-weights", metavar="PATH", help="LRE weights file (default: the shipped lre_weights.json)")
     add_encoder(p)
@@ -169,6 +174,8 @@ def validate_args(args: argparse.Namespace) -> Plan:
     taus = validate_taus(args.taus)
     seeds = _int(args.seeds, "--seeds", 1)
     _int(args.per_cluster, "--per-cluster", 1)
+    if args.semdedup_k is not None:
+        _int(args.semdedup_k, "--semdedup-k", 1)
     _int(args.gem_min_blocks, "--gem-min-blocks", 0)
     _int(args.batch_size, "--batch-size", 1)
     if args.json and args.json != "-":
@@ -389,7 +396,8 @@ def run(args: argparse.Namespace) -> int:
         "encode_counts": counts,
         "encode_s": encode_s,
         "total_s": total_s,
-        "semdedup": {"scope": args.semdedup_scope, "seeds": plan.seeds, "per_cluster": args.per_cluster},
+        "semdedup": {"scope": args.semdedup_scope, "seeds": plan.seeds, "per_cluster": args.per_cluster,
+                     "k": args.semdedup_k, "keep": args.semdedup_keep},
         "gem": {"k": 16, "delta": 0.05, "min_blocks": args.gem_min_blocks},
         "rows": rows_json,
         "best": best,
@@ -415,12 +423,15 @@ def _semdedup(trajs, encoded, plan, args, tok, lines, row) -> None:
             embs = [encoded[j].embeddings for j in grp if encoded[j] is not None]
             x = np.concatenate(embs) if embs else np.zeros((0, 1), np.float32)
             t0 = time.perf_counter()
-            labels = S.spherical_kmeans(x, S.n_clusters_for(x.shape[0], args.per_cluster), seed) if x.shape[0] else None
+            k = S.n_clusters_for(x.shape[0], args.per_cluster) if args.semdedup_k is None else min(args.semdedup_k,
+                                                                                                     x.shape[0])
+            clus = S.spherical_kmeans(x, k, seed) if x.shape[0] else None
             cluster_s = time.perf_counter() - t0
             base = offsets[grp[0]]
             for eps in plan.ops["eps"]:
                 t0 = time.perf_counter()
-                dele = S.semdedup_deleted(x, eps, seed, labels=labels) if labels is not None else np.zeros(0, np.int64)
+                dele = (S.semdedup_deleted(x, eps, seed, clustering=clus, keep=args.semdedup_keep) if clus is not None
+                        else np.zeros(0, np.int64))
                 rule_s = time.perf_counter() - t0
                 share = (cluster_s + rule_s) / len(grp)
                 for j in grp:
@@ -446,7 +457,8 @@ def _table(rows_json: list[dict[str, Any]], with_gold: bool) -> tuple[list[list[
     out = []
     for r in rows_json:
         st = r["stability"]
-        stab = "1 (deterministic)" if st.get("deterministic") else f"J={st['pairwise_jaccard']:.3f}, shared={st['shared_of_union']:.3f}"
+        stab = "1 (deterministic)" if st.get("deterministic") else (
+            f"J={st['pairwise_jaccard']:.3f} (min {st['min_pairwise_jaccard']:.3f}), shared={st['shared_of_union']:.3f}")
         cells: list[Any] = [r["method"], r["label"], "yes" if r["prefix_stable"] else "no", pct(r["removal_net"]),
                             pct(r["removal_gross"]), f"{r['deleted_units']:g}", stab, f"{r['wall_s']:.2f}"]
         if with_gold:

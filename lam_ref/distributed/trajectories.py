@@ -194,7 +194,8 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
     for traj in trajs:
         items = [(i, traj.records[i].turn, traj.records[i].text) for i in traj.observation_indices]
         try:
-            enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size)
+            enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size,
+                                fit=config.fit_window)
         except Exception as exc:  # noqa: BLE001
             failures.append(_failure(traj.path, f"encoding failed: {type(exc).__name__}: {exc}"))
             continue
@@ -233,13 +234,16 @@ def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any,
     row = int(np.load(mdir / "first_rows.npy", mmap_mode="r")[index])
     trajs, _ = load_for_task(path, tid, fmt)  # load failures were reported by the first pass
     encoded = list(first["trajectories"])
+    from ..text.encoders import get_encoder  # the windows end at this encoder's horizon (SPEC §3.4)
+
+    horizon = get_encoder(first["encoder"]["name"], None) if encoded and config.fit_window else None
     entries, staged, problems, failures = [], [], [], []
     for k, traj in enumerate(trajs):
         if not encoded or (traj.id, traj.path) != (encoded[0]["id"], encoded[0]["path"]):
             continue  # its encoding failed in the first pass (a failure there)
         want = encoded.pop(0)
         try:
-            res = residual_from_map(traj, config, row, pi, dist)
+            res = residual_from_map(traj, config, row, pi, dist, encoder=horizon)
             if res.chunks != want["chunks"]:
                 raise LamValueError(f"{res.chunks} windows, the encoding pass had {want['chunks']}")
         except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch

@@ -1,21 +1,33 @@
-"""SemDeDup (Abbas et al., 2023) as a chunk compactor (paper §3.1–3.2, App. D, F.8, Table 17; SPEC §16).
+"""SemDeDup (Abbas et al., 2023) as a chunk compactor, as its authors' code defines it (paper §3.1–3.2,
+App. D, F.8, Table 17; SPEC §16; facebookresearch/SemDeDup: ``clustering/clustering.py``,
+``clustering/sort_clusters.py``, ``semdedup.py``).
 
-1. **Spherical k-means** on the unit chunk embeddings: k-means++ seeding
-   (:func:`sklearn.cluster.kmeans_plusplus`, ``random_state=seed``), then Lloyd iterations that
-   assign each chunk to the centroid of largest cosine and renormalise each centroid (an empty
-   cluster keeps its centroid), until no assignment changes (at most :data:`MAX_ITER` rounds).
-   The number of clusters is ``max(1, round(n / per_cluster))`` with ``per_cluster = 50`` by
-   default (App. D: 27,986 chunks in 559 clusters, 50.1 per cluster).
-2. **Per cluster**, in the cluster's order, chunk ``j`` is dropped iff its largest cosine to an
-   earlier chunk of the cluster **exceeds** ``1 - eps`` — earlier chunks count whether they were
-   kept or dropped (unlike LAM, which compares only with retained chunks: the chain ``a ~ b ~ c``
-   with ``a`` not near ``c`` loses ``b`` and ``c`` here and keeps ``a`` and ``c`` under LAM).
+1. **Spherical k-means** with ``k`` clusters (a parameter; :func:`n_clusters_for` derives it from a
+   chunks-per-cluster ratio, App. D: 27,986 chunks in 559 clusters, 50.1 per cluster), following
+   faiss' ``Kmeans(spherical=True)`` that the official code runs (:func:`spherical_kmeans`):
+   initial centroids are ``k`` distinct chunks drawn uniformly at random (``seed``); each round
+   assigns every chunk to the centroid of largest inner product, sets each centroid to the mean of
+   its members renormalised to unit length, and re-seeds an empty cluster by splitting a large one
+   (faiss' ``split_clusters``: a copy of the chosen centroid with a symmetric ``1 ± 1/1024``
+   perturbation); at most :data:`NITER` = 100 rounds (the official ``niter``), stopping early at a
+   fixed point; at most :data:`MAX_POINTS_PER_CENTROID` ``· k`` chunks train it (faiss'
+   subsampling). Labels are the final assignment of every chunk.
+2. **Order within a cluster** (``keep``, the official ``which_to_keep``): ``"hard"`` (default)
+   sorts members by cosine distance to their centroid, **farthest first** (stable: ties in id
+   order), so the member farthest from the centroid survives; ``"easy"`` is that list reversed
+   (the nearest survives); ``"random"`` shuffles each cluster (one generator seeded with ``seed``,
+   clusters of two or more members in cluster-id order); ``"earliest"`` (ours, not the authors')
+   is arrival order, so that the earliest copy survives as in LAM and only the rule differs.
+3. **Per cluster**, member ``j`` of the ordered cluster is dropped iff its largest cosine to an
+   earlier member **exceeds** ``1 - eps`` — earlier members count whether kept or dropped (unlike
+   LAM, which compares only with retained chunks: the chain ``a ~ b ~ c`` with ``a`` not near ``c``
+   in arrival order loses ``b`` and ``c`` here and keeps ``a`` and ``c`` under LAM).
 
-Choices that are ours (the paper leaves them open): the cluster order is **arrival order** (chunk
-id), not the original code's distance-to-centroid order, so that the earliest copy survives as in
-LAM and the comparison is about the rule, not the order; the comparison is strict (``>``) as in the
-SemDeDup paper, in float64 cosines. A dropped chunk is deleted without a stub (SemDeDup keeps no
-pointer), so its net and gross removal agree.
+Where we still differ from the official code (docs/peers.md, SemDeDup): no faiss — numpy's
+generator draws the initial sample and the split choices (the same distributions as faiss' own
+generator, not the same draws), and the arithmetic is float64 (faiss and the official torch rule
+use float32), so decisions can differ where two cosines agree to float32 rounding. A dropped chunk
+is deleted without a stub (SemDeDup keeps no pointer), so its net and gross removal agree.
 
 Scope: ``"trajectory"`` clusters each trajectory's chunks on their own (LAM's reach, App. F.8);
 ``"corpus"`` clusters all trajectories' chunks together and may match across them (the main
@@ -29,6 +41,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,19 +53,35 @@ from ..text.records import Trajectory
 from .base import PeerResult, build_result
 
 __all__ = [
+    "DEFAULT_KEEP",
     "DEFAULT_PER_CLUSTER",
-    "MAX_ITER",
+    "KEEP",
+    "MAX_POINTS_PER_CENTROID",
+    "NITER",
+    "Clustering",
     "apply_deletions",
+    "cluster_order",
     "cluster_rule",
     "n_clusters_for",
     "seed_agreement",
     "semdedup_deleted",
     "spherical_kmeans",
     "validate_eps",
+    "validate_keep",
 ]
 
 DEFAULT_PER_CLUSTER = 50
-MAX_ITER = 100
+#: k-means rounds (the official ``niter: 100``).
+NITER = 100
+#: Former name of :data:`NITER`.
+MAX_ITER = NITER
+#: faiss trains on at most this many points per centroid (a uniform sample beyond it).
+MAX_POINTS_PER_CENTROID = 256
+#: Which member of a group of near-duplicates survives (``which_to_keep``; ``earliest`` is ours).
+KEEP = ("hard", "easy", "random", "earliest")
+DEFAULT_KEEP = "hard"
+_SPLIT_EPS = 1.0 / 1024.0
+_SPLIT_SEED = 1234  # faiss' split_clusters uses its own generator seeded with 1234
 
 
 def validate_eps(eps: Any, name: str = "eps") -> float:
@@ -62,6 +91,13 @@ def validate_eps(eps: Any, name: str = "eps") -> float:
     return float(eps)
 
 
+def validate_keep(keep: Any, name: str = "keep") -> str:
+    """``keep`` as one of :data:`KEEP`; otherwise an error naming it."""
+    if keep not in KEEP:
+        raise LamValueError(f"{name} must be one of {', '.join(KEEP)}, got {keep!r}")
+    return str(keep)
+
+
 def n_clusters_for(n: int, per_cluster: int = DEFAULT_PER_CLUSTER) -> int:
     """``max(1, round(n / per_cluster))`` clusters for ``n`` chunks (at most ``n``)."""
     if isinstance(per_cluster, bool) or not isinstance(per_cluster, int) or per_cluster < 1:
@@ -69,53 +105,144 @@ def n_clusters_for(n: int, per_cluster: int = DEFAULT_PER_CLUSTER) -> int:
     return max(1, min(int(n), int(round(n / per_cluster)))) if n else 0
 
 
-def spherical_kmeans(x: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Cluster labels ``int64[n]`` of unit rows ``x`` by spherical k-means (module docstring).
+@dataclass(frozen=True)
+class Clustering:
+    """Result of :func:`spherical_kmeans`: ``labels`` ``int64[n]``, unit ``centroids``
+    ``float64[k, d]``, the rounds run and the empty clusters re-seeded by splitting."""
+
+    labels: np.ndarray
+    centroids: np.ndarray
+    iterations: int
+    splits: int
+
+    @property
+    def k(self) -> int:
+        return int(self.centroids.shape[0])
+
+
+def _unit_rows(c: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(c, axis=1, keepdims=True)
+    return np.divide(c, norm, out=c.copy(), where=norm > 0.0)
+
+
+def _split_empty(centers: np.ndarray, counts: np.ndarray, n: int) -> int:
+    """faiss' ``split_clusters``: each empty cluster ``ci`` takes a perturbed copy of a cluster
+    ``cj`` chosen by scanning ``cj = 0, 1, ...`` (cyclically) and accepting it with probability
+    ``(|cj| - 1) / (n - k)``; the two split ``cj``'s count evenly. Returns the number of splits."""
+    k = counts.shape[0]
+    rng = np.random.default_rng(_SPLIT_SEED)
+    sign = np.where(np.arange(centers.shape[1]) % 2 == 0, 1.0, -1.0)
+    splits = 0
+    for ci in range(k):
+        if counts[ci]:
+            continue
+        if n == k:  # p = (|cj| - 1) / 0: only a cluster with two or more members is accepted
+            cj = int(np.flatnonzero(counts >= 2)[0])
+        else:
+            cj = 0
+            while rng.random() >= (counts[cj] - 1.0) / (n - k):
+                cj = (cj + 1) % k
+        centers[ci] = centers[cj] * (1.0 + _SPLIT_EPS * sign)
+        centers[cj] = centers[cj] * (1.0 - _SPLIT_EPS * sign)
+        counts[ci] = counts[cj] // 2
+        counts[cj] -= counts[ci]
+        splits += 1
+    return splits
+
+
+def spherical_kmeans(x: np.ndarray, k: int, seed: int, *, niter: int = NITER) -> Clustering:
+    """Spherical k-means of unit rows ``x`` as faiss runs it for SemDeDup (module docstring, step 1).
 
     Raises:
-        LamValueError: ``x`` not unit rows, or ``k`` outside ``[1, n]``.
+        LamValueError: ``x`` not unit rows, ``k`` outside ``[1, n]`` or ``niter < 1``.
     """
-    from sklearn.cluster import kmeans_plusplus
-
     x = validate_embeddings(x, name="x")
     n = x.shape[0]
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max(n, 1):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= max(n, 1):
         raise LamValueError(f"k must be an integer in [1, {n}], got {k!r}")
+    if isinstance(niter, bool) or not isinstance(niter, int) or niter < 1:
+        raise LamValueError(f"niter must be an integer >= 1, got {niter!r}")
+    k = int(k)
     if n == 0:
-        return np.zeros(0, np.int64)
+        return Clustering(np.zeros(0, np.int64), np.zeros((0, x.shape[1])), 0, 0)
     x64 = x.astype(np.float64)
-    centers, _ = kmeans_plusplus(x64, k, random_state=int(seed))
-    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
-    labels = np.full(n, -1, np.int64)
-    for _ in range(MAX_ITER):
-        new = np.argmax(x64 @ centers.T, axis=1).astype(np.int64)
-        if np.array_equal(new, labels):
-            break
+    rng = np.random.default_rng(int(seed))
+    train = x64
+    if n > MAX_POINTS_PER_CENTROID * k:
+        train = x64[np.sort(rng.choice(n, MAX_POINTS_PER_CENTROID * k, replace=False))]
+    m = train.shape[0]
+    centers = _unit_rows(train[rng.choice(m, k, replace=False)].copy())
+    labels = np.full(m, -1, np.int64)
+    splits = rounds = 0
+    while rounds < niter:
+        rounds += 1
+        new = np.argmax(train @ centers.T, axis=1).astype(np.int64)
+        counts = np.bincount(new, minlength=k)
+        if np.array_equal(new, labels) and counts.all():
+            break  # a fixed point: every further round computes the same centroids
         labels = new
-        for c in range(k):
-            members = x64[labels == c]
-            if members.shape[0]:
-                s = members.sum(axis=0)
-                norm = float(np.linalg.norm(s))
-                if norm > 0.0:
-                    centers[c] = s / norm
-    return labels
+        sums = np.zeros_like(centers)
+        np.add.at(sums, labels, train)
+        nonempty = counts > 0
+        centers[nonempty] = sums[nonempty] / counts[nonempty, None]
+        splits += _split_empty(centers, counts.copy(), m)
+        centers = _unit_rows(centers)
+    final = np.argmax(x64 @ centers.T, axis=1).astype(np.int64)
+    return Clustering(final, centers, rounds, splits)
 
 
-def cluster_rule(x: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
-    """SemDeDup's per-cluster rule: boolean ``deleted[n]`` (module docstring, step 2).
+def _centroids_of(x: np.ndarray, labels: np.ndarray) -> dict[int, np.ndarray]:
+    """Unit mean direction of each cluster (faiss' final centroid of a converged clustering)."""
+    out = {}
+    for c in np.unique(labels):
+        s = x[labels == c].sum(axis=0)
+        norm = float(np.linalg.norm(s))
+        out[int(c)] = s / norm if norm > 0.0 else s
+    return out
 
-    Within each cluster, members in id order; member ``j`` is deleted iff
-    ``max_{i < j in the cluster} cos(x_i, x_j) > 1 - eps`` (float64), dropped members included.
+
+def cluster_order(x: np.ndarray, labels: np.ndarray, *, keep: str = DEFAULT_KEEP,
+                  centroids: np.ndarray | None = None, seed: int = 0) -> list[np.ndarray]:
+    """Each cluster's member ids (clusters in id order) in the order the rule visits them
+    (module docstring, step 2): the first member always survives.
+
+    ``centroids`` (row ``c`` for cluster ``c``) default to each cluster's unit mean direction.
     """
-    eps = validate_eps(eps)
+    keep = validate_keep(keep)
     x = np.asarray(x, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
     if labels.shape != (x.shape[0],):
         raise LamValueError(f"labels must have shape ({x.shape[0]},), got {labels.shape}")
-    deleted = np.zeros(x.shape[0], dtype=bool)
+    cents = _centroids_of(x, labels) if centroids is None else None
+    rng = np.random.default_rng(int(seed)) if keep == "random" else None
+    out = []
     for c in np.unique(labels):
         ids = np.flatnonzero(labels == c)
+        if ids.size >= 2 and keep != "earliest":
+            if keep == "random":
+                assert rng is not None
+                ids = ids[rng.permutation(ids.size)]
+            else:
+                cen = cents[int(c)] if cents is not None else np.asarray(centroids, np.float64)[int(c)]
+                dist = 1.0 - x[ids] @ cen
+                ids = ids[np.argsort(-dist, kind="stable")]  # farthest first, ties in id order
+                if keep == "easy":
+                    ids = ids[::-1]
+        out.append(ids)
+    return out
+
+
+def cluster_rule(x: np.ndarray, labels: np.ndarray, eps: float, *, keep: str = DEFAULT_KEEP,
+                 centroids: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
+    """SemDeDup's per-cluster rule: boolean ``deleted[n]`` (module docstring, steps 2–3).
+
+    Within each cluster, members in :func:`cluster_order`; member ``j`` is deleted iff
+    ``max_{i before j} cos(x_i, x_j) > 1 - eps`` (float64), dropped members included.
+    """
+    eps = validate_eps(eps)
+    x = np.asarray(x, dtype=np.float64)
+    deleted = np.zeros(x.shape[0], dtype=bool)
+    for ids in cluster_order(x, labels, keep=keep, centroids=centroids, seed=seed):
         if ids.size < 2:
             continue
         g = x[ids] @ x[ids].T
@@ -125,16 +252,35 @@ def cluster_rule(x: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
     return deleted
 
 
-def semdedup_deleted(x: np.ndarray, eps: float, seed: int, *, per_cluster: int = DEFAULT_PER_CLUSTER,
-                     labels: np.ndarray | None = None) -> np.ndarray:
-    """Deleted chunk ids (sorted ``int64``) of SemDeDup on unit rows ``x`` (clusters from ``labels``
-    when given, else :func:`spherical_kmeans` with ``seed``)."""
+def semdedup_deleted(x: np.ndarray, eps: float, seed: int, *, k: int | None = None,
+                     per_cluster: int = DEFAULT_PER_CLUSTER, keep: str = DEFAULT_KEEP,
+                     clustering: Clustering | None = None, labels: np.ndarray | None = None) -> np.ndarray:
+    """Deleted chunk ids (sorted ``int64``) of SemDeDup on unit rows ``x``.
+
+    Clusters come from ``clustering`` (its centroids order the members), else from ``labels``
+    (centroids: each cluster's mean direction), else from :func:`spherical_kmeans` with ``seed``
+    and ``k`` clusters (default :func:`n_clusters_for` ``(n, per_cluster)``; capped at ``n``).
+    ``seed`` also seeds the ``"random"`` order.
+    """
     x = validate_embeddings(x, name="x")
-    if x.shape[0] == 0:
+    keep = validate_keep(keep)
+    n = x.shape[0]
+    if n == 0:
         return np.zeros(0, np.int64)
-    if labels is None:
-        labels = spherical_kmeans(x, n_clusters_for(x.shape[0], per_cluster), seed)
-    return np.flatnonzero(cluster_rule(x, labels, eps)).astype(np.int64)
+    centroids = None
+    if clustering is not None:
+        labels, centroids = clustering.labels, clustering.centroids
+    elif labels is None:
+        kk = n_clusters_for(n, per_cluster) if k is None else min(_validate_k(k), n)
+        cl = spherical_kmeans(x, kk, seed)
+        labels, centroids = cl.labels, cl.centroids
+    return np.flatnonzero(cluster_rule(x, labels, eps, keep=keep, centroids=centroids, seed=seed)).astype(np.int64)
+
+
+def _validate_k(k: Any, name: str = "k") -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise LamValueError(f"{name} must be an integer >= 1 (the number of k-means clusters), got {k!r}")
+    return int(k)
 
 
 def apply_deletions(
@@ -186,8 +332,9 @@ def apply_deletions(
 
 
 def seed_agreement(deletion_sets: Sequence[Sequence[int]]) -> dict[str, Any]:
-    """Stability of deletion sets (any hashable unit ids) across seeds (App. D): mean pairwise Jaccard, the share of the
-    union deleted under every seed, and how many units change status. Empty sets agree (1.0)."""
+    """Stability of deletion sets (any hashable unit ids) across seeds (App. D): mean and smallest
+    pairwise Jaccard, the share of the union deleted under every seed, and how many units change
+    status. Empty sets agree (1.0)."""
     sets = [set(s) for s in deletion_sets]
     if not sets:
         raise LamValueError("deletion_sets is empty: need at least one seed's deletion set")
@@ -197,6 +344,7 @@ def seed_agreement(deletion_sets: Sequence[Sequence[int]]) -> dict[str, Any]:
     return {
         "seeds": len(sets),
         "pairwise_jaccard": float(np.mean(pairs)) if pairs else 1.0,
+        "min_pairwise_jaccard": float(min(pairs)) if pairs else 1.0,
         "shared_of_union": len(inter) / len(union) if union else 1.0,
         "changed_status": len(union - inter),
         "union": len(union),

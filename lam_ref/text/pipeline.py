@@ -3,11 +3,12 @@
 
 Default layer order **L1 then L0** (Table 12; ``layers=("l0", "l1")`` runs the ablation order):
 
-1. **Chunks** (SPEC §3): each observation record is cut into 512-token cl100k windows, ids in
-   arrival order.
+1. **Chunks** (SPEC §3): each observation record is cut into cl100k windows of at most 512
+   tokens, each ending where the encoder stops reading (SPEC §3.4, ``fit_window``; the paper's
+   fixed 512-token windows with ``fit_window=False``), ids in arrival order.
 2. **Encoding**: the whole trajectory's windows in one batched pass (the decisions depend only on
    the embeddings and their order, so encoding ahead is equivalent to encoding each arrival);
-   the truncation count is taken at the same time.
+   the truncation count and the tokens beyond the encoder's horizon are taken at the same time.
 3. **L1**: the windows are fed to :class:`~lam_ref.online.OnlineSession` turn by turn (each
    turn's observation windows are its arrivals; Algorithm 1), or to
    :func:`~lam_ref.substitution.substitute` with ``driver="batch"`` (Algorithm 2) — online ≡ batch
@@ -76,7 +77,8 @@ LAYERS = ("l1", "l0")
 @dataclass(frozen=True)
 class CompactionConfig:
     """Settings of one compaction run (defaults are the paper's: ``t = 0.95``, L1 then L0,
-    512-token cl100k windows, bands ``r = 4``, ``rel = 0.2``, batch 64)."""
+    512-token cl100k windows, bands ``r = 4``, ``rel = 0.2``, batch 64), except that windows end at
+    the encoder's horizon (``fit_window``, SPEC §3.4)."""
 
     threshold: float = 0.95
     layers: tuple[str, ...] = ("l1", "l0")
@@ -96,6 +98,10 @@ class CompactionConfig:
     #: or has not fewer tokens (of ``tokenizer``, the report's unit). ``False`` is the paper's rule;
     #: ``lam-ref compact`` and the demo turn it on.
     l0_net_positive: bool = False
+    #: SPEC §3.4: each window ends at the longest token prefix the encoder reads whole, so L1
+    #: never deletes text its encoder did not see. ``False``: the paper's fixed ``window``-token
+    #: windows (their tokens beyond the horizon are reported as ``unseen_tokens``).
+    fit_window: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "threshold", validate_threshold(self.threshold, "threshold"))
@@ -122,6 +128,7 @@ class CompactionConfig:
             "delta": self.delta,
             "layers": list(self.layers),
             "window": self.window,
+            "window_fit": "encoder" if self.fit_window else "none",
             "tokenizer": self.tokenizer,
             "r": self.r,
             "rel": self.rel,
@@ -147,6 +154,13 @@ class Encoded:
     truncated: int
     encode_s: float
     chunk_s: float
+    #: of ``chunk_s``: time in the encoder's tokenizer fitting the windows to its horizon (SPEC §3.4)
+    fit_s: float = 0.0
+
+    @property
+    def unseen_tokens(self) -> int:
+        """cl100k tokens of the windows beyond the encoder's horizon (SPEC §3.4)."""
+        return sum(c.unseen for c in self.chunks)
 
 
 def encode_chunks(
@@ -157,16 +171,43 @@ def encode_chunks(
     window: int = DEFAULT_WINDOW,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = False,
+    fit: bool = True,
 ) -> Encoded:
-    """Chunk ``(record, turn, text)`` items and encode all windows in one pass (SPEC §3, §4)."""
+    """Chunk ``(record, turn, text)`` items and encode all windows in one pass (SPEC §3, §4);
+    ``fit``: windows end at ``encoder``'s horizon (SPEC §3.4), else ``window`` tokens each."""
     t0 = time.perf_counter()
-    chunks = chunk_records(items, tokenizer, window)
+    horizon = _TimedHorizon(encoder)
+    chunks = chunk_records(items, tokenizer, window, horizon=horizon, fit=fit)
     t1 = time.perf_counter()
     texts = [c.text for c in chunks]
     emb = encoder.encode(texts, batch_size=batch_size, progress=progress)
-    truncated = encoder.truncated(texts) if texts else 0
+    # every window's own text was measured by the encoder's tokenizer while cutting (SPEC §3.4)
+    truncated = sum(1 for c in chunks if c.unseen) if encoder.max_tokens is not None else 0
     t2 = time.perf_counter()
-    return Encoded(chunks, emb, truncated, t2 - t1, t1 - t0)
+    return Encoded(chunks, emb, truncated, t2 - t1, t1 - t0 - horizon.seconds, horizon.seconds)
+
+
+class _TimedHorizon:
+    """The encoder as the window cutter's horizon, timing its tokenizer calls (``fit`` stage)."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self.max_tokens = encoder.max_tokens
+        self.seconds = 0.0
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int] | None:
+        t0 = time.perf_counter()
+        try:
+            return self.encoder.token_lengths(texts)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def piece_spans(self, text: str) -> list[tuple[int, int]] | None:
+        t0 = time.perf_counter()
+        try:
+            return self.encoder.piece_spans(text)
+        finally:
+            self.seconds += time.perf_counter() - t0
 
 
 @dataclass(frozen=True)
@@ -331,6 +372,8 @@ class CompactionResult(MapView):
     timings: dict[str, float] = field(default_factory=dict)
     #: L2 storage of the retained embeddings (``config.l2_rel_eb`` set and L1 run), else ``None``.
     l2: _codec.StorageReport | None = None
+    #: cl100k tokens of the windows beyond the encoder's horizon (SPEC §3.4; 0 with ``fit_window``).
+    unseen_tokens: int = 0
 
     # -- derived -------------------------------------------------------------------------------
     @property
@@ -399,6 +442,8 @@ class CompactionResult(MapView):
             "encoder_info": self.encoder,
             "truncated_windows": self.truncated,
             "truncation_rate": self.truncated / n if n else 0.0,
+            "unseen_tokens": self.unseen_tokens,
+            "window_fit": "encoder" if self.config.fit_window else "none",
             "pairs_verified": self.pairs_verified,
             "l1_stubs": self.l1_stubs,
             "l0_stubs": self.l0_stubs,
@@ -429,7 +474,8 @@ def compact_trajectory(
     if encoder is None and config.uses_encoder:
         raise LamValueError(f"encoder is required for layers {config.layers!r} (L1 embeds windows)")
     cache = {} if cache is None else cache
-    timings: dict[str, float] = {"chunk": 0.0, "encode": 0.0, "l1": 0.0, "l0": 0.0, "residual": 0.0, "tokens": 0.0}
+    timings: dict[str, float] = {"chunk": 0.0, "fit": 0.0, "encode": 0.0, "l1": 0.0, "l0": 0.0, "residual": 0.0,
+                                 "tokens": 0.0}
     t_all = time.perf_counter()
     tok = get_tokenizer(config.tokenizer)
     obs_idx = traj.observation_indices
@@ -439,9 +485,11 @@ def compact_trajectory(
         if key not in cache:
             assert encoder is not None
             cache[key] = encode_chunks(
-                its, encoder, tok, window=config.window, batch_size=config.batch_size, progress=progress
+                its, encoder, tok, window=config.window, batch_size=config.batch_size, progress=progress,
+                fit=config.fit_window,
             )
             timings["chunk"] += cache[key].chunk_s
+            timings["fit"] += cache[key].fit_s
             timings["encode"] += cache[key].encode_s
         return cache[key]
 
@@ -506,9 +554,11 @@ def compact_trajectory(
     residual, audit = _residual_and_audit(traj, stage)
     timings["audit"] = time.perf_counter() - t0
 
+    unseen = 0
     if main_enc is None:
         pi, dist, ctok, verified, trunc = np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64), 0, 0
     else:
+        unseen = main_enc.unseen_tokens
         assert main_l1 is not None
         pi, dist, verified = main_l1.pi, main_l1.distances, main_l1.pairs_verified
         ctok = np.fromiter((c.tokens for c in main_enc.chunks), dtype=np.int64, count=len(main_enc.chunks))
@@ -541,6 +591,7 @@ def compact_trajectory(
         l0_dropped_lines=stage.l0_dropped_lines,
         timings=timings,
         l2=l2,
+        unseen_tokens=unseen,
     )
 
 
@@ -574,10 +625,12 @@ class MappedResidual:
         return [Record(r.role, t, r.turn, r.source, r.name) for r, t in zip(self.trajectory.records, self.residual_texts)]
 
 
-def residual_from_map(traj: Trajectory, config: CompactionConfig, first_row: int, pi: Any, distances: Any) -> MappedResidual:
+def residual_from_map(traj: Trajectory, config: CompactionConfig, first_row: int, pi: Any, distances: Any,
+                      encoder: Encoder | None = None) -> MappedResidual:
     """The residual and audit store of one trajectory whose L1 decisions come from a corpus-wide map.
 
-    The windows are cut as :func:`compact_trajectory` cuts them (SPEC §3; nothing is encoded); window
+    The windows are cut as :func:`compact_trajectory` cuts them (SPEC §3; nothing is encoded; with
+    ``config.fit_window`` at ``encoder``'s horizon, SPEC §3.4, so ``encoder`` is required); window
     ``i`` is global row ``first_row + i`` of ``pi``/``distances`` (the corpus scope's manifest order)
     and is dropped iff ``pi[first_row + i] != first_row + i``. Its stub names the two **global** ids
     (the representative may lie in an earlier trajectory); the audit store holds the dropped bytes, so
@@ -585,14 +638,19 @@ def residual_from_map(traj: Trajectory, config: CompactionConfig, first_row: int
     when ``config.layers`` is ``("l1", "l0")``, as in the per-trajectory scope.
 
     Raises:
-        LamValueError: the layers do not start with L1, or the windows do not fit the map.
+        LamValueError: the layers do not start with L1, ``encoder`` is missing with
+            ``config.fit_window``, or the windows do not fit the map.
     """
     if not config.layers or config.layers[0] != "l1":
         raise LamValueError(f"layers must start with l1 for a corpus-wide map, got {config.layers!r}")
+    if config.fit_window and encoder is None:
+        raise LamValueError("encoder is required with fit_window (the windows end at the encoder's horizon, "
+                            "SPEC §3.4): pass the encoder that cut them")
     tok = get_tokenizer(config.tokenizer)
     obs_idx = traj.observation_indices
     originals = [traj.records[i].text for i in obs_idx]
-    chunks = chunk_records([(i, traj.records[i].turn, t) for i, t in zip(obs_idx, originals)], tok, config.window)
+    chunks = chunk_records([(i, traj.records[i].turn, t) for i, t in zip(obs_idx, originals)], tok, config.window,
+                           horizon=encoder, fit=config.fit_window)
     if first_row < 0 or first_row + len(chunks) > len(pi):
         raise LamValueError(f"trajectory {traj.id!r}: {len(chunks)} windows from row {first_row} do not fit a map of "
                             f"{len(pi)} rows")
@@ -684,6 +742,8 @@ def summarize(results: Sequence[dict[str, Any]], config: CompactionConfig) -> di
         "encoder": results[0]["encoder"] if results else None,
         "truncated_windows": trunc,
         "truncation_rate": trunc / chunks if chunks else 0.0,
+        "unseen_tokens": sum(r.get("unseen_tokens", 0) for r in results),
+        "window_fit": results[0].get("window_fit") if results else ("encoder" if config.fit_window else "none"),
         "l1_stubs": sum(r["l1_stubs"] for r in results),
         "l0_stubs": sum(r["l0_stubs"] for r in results),
         "l2": _l2_total([r.get("l2") for r in results]),

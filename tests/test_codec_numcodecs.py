@@ -1,0 +1,189 @@
+"""The numcodecs codec ``lam_ref.cuszp_plain`` under numcodecs' own test helpers and in a real zarr
+array (SPEC §9; issue 23 §4: the codec must be safe wherever numcodecs codecs are used).
+
+numcodecs' ``check_encode_decode`` encodes a numpy array, its ``bytes``, ``bytearray`` and
+``array.array('b')`` copies, decodes from ``bytes``, ``bytearray``, ``array.array``, a ``u1``
+numpy array, into ``out=`` a numpy array and a ``bytearray``, and compares each result viewed as
+the input's dtype; ``check_config`` round-trips the configuration through JSON and the registry;
+``check_backwards_compatibility`` decodes the committed streams under
+``tests/fixtures/numcodecs/fixture/lam_ref.cuszp_plain`` and compares them with the committed
+arrays. The input rules these rest on (docstring of :class:`~lam_ref.codec.CuSZpPlain`): numpy
+arrays must be native float32, raw bytes come only from bytes-like objects that are not numpy
+arrays, big-endian input is refused. Precision: ``assert_array_almost_equal(decimal=d)`` allows
+``1.5·10⁻ᵈ``, above each codec's bound ``eb`` (SPEC §9.3) on these arrays (``|x| ≤ 10``).
+"""
+
+from __future__ import annotations
+
+import array
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+numcodecs = pytest.importorskip("numcodecs")
+from numcodecs.tests.common import (  # noqa: E402
+    check_backwards_compatibility,
+    check_config,
+    check_encode_decode,
+)
+
+from lam_ref.codec import CODEC_ID, CuSZpPlain, codec_encode  # noqa: E402
+from lam_ref.geometry import LamValueError  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "numcodecs"
+
+#: (codec, decimal precision of the comparison): eb = 1e-3 < 1.5e-2; rel_eb·max|x| <= 1e-2 < 0.15.
+CODECS = [
+    (CuSZpPlain(eb=1e-3), 2),
+    (CuSZpPlain(rel_eb=1e-3), 1),
+    (CuSZpPlain(eb=0.01, block_size=8), 1),
+]
+
+
+def _arrays() -> dict[str, np.ndarray]:
+    """1-D to 4-D, C and Fortran order, non-contiguous views and empty arrays, all float32, |x| <= 10."""
+    rng = np.random.default_rng(23)
+    base = rng.uniform(-10, 10, size=(3, 4, 5, 6)).astype(np.float32)
+    return {
+        "1d": np.linspace(-10, 10, 1000, dtype=np.float32),
+        "2d_C": base.reshape(12, 30).copy(),
+        "2d_F": np.asfortranarray(base.reshape(12, 30)),
+        "3d_C": base.reshape(3, 20, 6).copy(),
+        "3d_F": np.asfortranarray(base.reshape(3, 20, 6)),
+        "4d_C": base.copy(),
+        "4d_F": np.asfortranarray(base),
+        "1d_strided": np.linspace(-5, 5, 301, dtype=np.float32)[::3],
+        "2d_noncontiguous": base.reshape(12, 30)[:, 1::4],
+        "4d_noncontiguous": base[:, ::2, 1:, ::3],
+        "empty_1d": np.zeros(0, dtype=np.float32),
+        "empty_3d": np.zeros((2, 0, 3), dtype=np.float32),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_arrays()))
+@pytest.mark.parametrize("codec,decimal", CODECS, ids=["eb", "rel_eb", "block8"])
+def test_spec9_numcodecs_check_encode_decode(kind, codec, decimal):
+    """SPEC §9.3 through numcodecs' own harness: every encode input kind, every decode buffer kind
+    and ``out=`` (numpy and bytearray) give the array back within the bound, viewed as float32."""
+    arr = _arrays()[kind]
+    check_encode_decode(arr, codec, precision=decimal)
+
+
+@pytest.mark.parametrize("codec", [c for c, _ in CODECS] + [CuSZpPlain()], ids=["eb", "rel_eb", "block8", "default"])
+def test_numcodecs_check_config(codec):
+    """The configuration survives JSON and the registry (numcodecs ``check_config``)."""
+    check_config(codec)
+    assert numcodecs.get_codec(codec.get_config()).codec_id == CODEC_ID, "the registry must resolve our id"
+
+
+def _fixture_arrays() -> list[np.ndarray]:
+    a = _arrays()
+    return [a["1d"], a["2d_C"], a["2d_F"], a["3d_C"], a["4d_F"], a["empty_1d"]]
+
+
+def test_spec9_numcodecs_backwards_compatibility(monkeypatch):
+    """The committed streams decode, under numcodecs' ``check_backwards_compatibility``, to the
+    committed arrays within each codec's bound, and each codec's committed configuration still
+    resolves to the same codec. The files must all be present first: the helper would otherwise
+    write missing ones and compare them with themselves."""
+    root = FIXTURES / "fixture" / CODEC_ID
+    arrays = _fixture_arrays()
+    expected = [root / f"array.{i:02d}.npy" for i in range(len(arrays))]
+    for j in range(len(CODECS)):
+        expected.append(root / f"codec.{j:02d}" / "config.json")
+        expected += [root / f"codec.{j:02d}" / f"encoded.{i:02d}.dat" for i in range(len(arrays))]
+    missing = [str(p.relative_to(FIXTURES)) for p in expected if not p.is_file()]
+    assert not missing, f"committed numcodecs fixtures missing: {missing}"
+    monkeypatch.chdir(FIXTURES)
+    check_backwards_compatibility(CODEC_ID, arrays, [c for c, _ in CODECS], precision=[d for _, d in CODECS])
+    # the streams are pinned too: today's encoder writes the committed bytes
+    for j, (codec, _) in enumerate(CODECS):
+        for i, arr in enumerate(arrays):
+            blob = (root / f"codec.{j:02d}" / f"encoded.{i:02d}.dat").read_bytes()
+            assert codec.encode(arr) == blob, f"codec {j} array {i}: the stream format changed"
+
+
+# ----------------------------------------------------------------------------------------------
+# input rules (issue 23 §4)
+
+
+@pytest.mark.parametrize("dtype", ["u1", "i1", "S1", "V1", "u2", "i4", "f2", "f8"])
+def test_non_float32_numpy_arrays_are_refused(dtype):
+    """A numpy array that is not float32 is refused with its dtype named, 1-byte arrays included
+    (a zarr array of small integers must not come back as reinterpreted floats)."""
+    raw = np.linspace(-1, 1, 8, dtype=np.float32).tobytes()
+    buf = np.frombuffer(raw, dtype=dtype)
+    with pytest.raises(LamValueError, match=rf"^buf must be a float32 numpy array, got dtype {buf.dtype}; "):
+        CuSZpPlain(eb=0.01).encode(buf)
+
+
+def test_raw_bytes_only_from_bytes_like_objects():
+    """``bytes``, ``bytearray``, ``memoryview`` (1-byte or float32 items) and ``array.array``
+    are the stream of the float32 values they hold; a memoryview of int32 items is refused."""
+    x = np.array([0.25, -1.5, 3.0, 0.0, 7.5], dtype=np.float32)
+    ref = codec_encode(x, 0.01)
+    c = CuSZpPlain(eb=0.01)
+    raw = x.tobytes()
+    for buf in (raw, bytearray(raw), memoryview(raw), memoryview(x), array.array("b", raw), array.array("f", x)):
+        assert c.encode(buf) == ref, f"{type(buf).__name__} ({memoryview(buf).format}) must read as the float32 values"
+    with pytest.raises(LamValueError, match=r"^buf is a memoryview of item format 'i': "):
+        c.encode(memoryview(np.arange(4, dtype=np.int32)))
+    with pytest.raises(LamValueError, match=r"^buf must be a float32 numpy array or bytes-like .*got int$"):
+        c.encode(12)
+
+
+def test_big_endian_is_refused_on_encode_and_out():
+    """``>f4`` input is refused (the stream cannot record byte order; a native result would be
+    read back as ``>f4`` by numcodecs or zarr), and so is a ``>f4`` or integer ``out``."""
+    c = CuSZpPlain(eb=1e-3)
+    x = np.linspace(-1, 1, 40, dtype=np.float32)
+    with pytest.raises(LamValueError, match=r"^buf has dtype >f4 \(non-native byte order\)"):
+        c.encode(x.astype(">f4"))
+    enc = c.encode(x)
+    with pytest.raises(LamValueError, match=r"^out has dtype >f4 \(non-native byte order\)"):
+        c.decode(enc, out=np.empty(40, dtype=">f4"))
+    with pytest.raises(LamValueError, match=r"^out must be a float32 numpy array, got dtype uint8"):
+        c.decode(enc, out=np.empty(160, dtype="u1"))
+    out = bytearray(160)
+    c.decode(enc, out=out)
+    got = np.frombuffer(bytes(out), dtype="<f4")
+    assert np.abs(got - x).max() <= 1e-3, "a bytearray out= receives the little-endian float32 bytes"
+
+
+# ----------------------------------------------------------------------------------------------
+# a real zarr array
+
+
+zarr = pytest.importorskip("zarr")
+
+
+def _zarr_array(tmp_path, dtype, codec, shape=(50, 24), chunks=(16, 24)):
+    return zarr.create_array(store=str(tmp_path / "a.zarr"), shape=shape, chunks=chunks, dtype=dtype,
+                             zarr_format=2, compressors=codec, fill_value=0)
+
+
+def test_spec9_zarr_v2_round_trip(tmp_path):
+    """A zarr (format 2) array with ``CuSZpPlain`` as compressor, partial edge chunks included,
+    reads back within ``eb`` on every value, and the store holds our codec's configuration."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(scale=0.1, size=(50, 24)).astype(np.float32)
+    z = _zarr_array(tmp_path, "<f4", CuSZpPlain(eb=1e-3))
+    z[:] = x
+    back = zarr.open_array(str(tmp_path / "a.zarr"), mode="r")
+    y = back[:]
+    assert y.dtype == np.float32 and y.shape == x.shape, f"read back {y.dtype} {y.shape}"
+    err = float(np.abs(y.astype(np.float64) - x).max())
+    assert err <= 1e-3, f"zarr round trip error {err} exceeds eb = 1e-3"
+    assert err > 0.0, "the codec is lossy: an exact round trip means it was not applied"
+    cfg = back.metadata.to_dict()["compressor"]
+    assert cfg["id"] == CODEC_ID and cfg["eb"] == 1e-3, f"stored compressor config {cfg}"
+
+
+@pytest.mark.parametrize("dtype", ["u1", "i1", ">f4"])
+def test_zarr_refuses_what_it_would_misread(tmp_path, dtype):
+    """Writing a small-integer or big-endian zarr array through the codec raises our error
+    instead of storing data that reads back as zeros or as byte-swapped floats."""
+    z = _zarr_array(tmp_path, dtype, CuSZpPlain(eb=1e-3), shape=(8,), chunks=(8,))
+    with pytest.raises(LamValueError, match=r"^buf (must be a float32 numpy array|has dtype >f4)"):
+        z[:] = np.arange(8).astype(dtype)
