@@ -64,7 +64,7 @@ def test_d1_d12_an_output_inside_the_inputs_is_refused_and_nothing_changes(optio
     assert after == before, f"{option} {target}: the inputs changed: {set(after) ^ set(before)}"
 
 
-@pytest.mark.parametrize("command", ["pairs", "sweep"])
+@pytest.mark.parametrize("command", ["pairs", "sweep", "compare", "verify"])
 def test_d1_pairs_and_sweep_refuse_an_output_that_is_an_input(command, tmp_path, capsys):
     """D1: the other trajectory commands refuse ``--json`` onto an input file too (exit 2, input unchanged)."""
     d = _corpus(tmp_path, 1)

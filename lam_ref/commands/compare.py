@@ -74,6 +74,7 @@ from ._common import (
     loaded_trajectories,
     plan_trajectory_files,
     pyplot,
+    refuse_outputs_in_inputs,
     table,
     validate_output_file,
     write_json,
@@ -278,6 +279,7 @@ def _row_json(row: Row, with_gold: bool) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     plan = validate_args(args)
+    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--plot", args.plot)])  # D1
     plan_trajectory_files(args.paths, args.format)  # a missing or empty input: exit 2 before any work
     t_start = time.perf_counter()
     failures: list[LoadFailure] = []

@@ -22,6 +22,7 @@ from ._common import (
     load_embeddings,
     plan_trajectory_files,
     planned_trajectories,
+    refuse_outputs_in_inputs,
     table,
     validate_input_paths,
     validate_json_dest,
@@ -127,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
 
     opts = _options(args)
     validate_input_paths(args.paths)  # before any model loads: a missing input costs nothing
+    refuse_outputs_in_inputs(args.paths, [("--json", args.json)])  # D1
     validate_json_dest(args.json, mkdir=args.mkdir)
     as_traj = args.trajectories or not all(Path(p).suffix in (".npy", ".npz") for p in args.paths)
     if as_traj:
