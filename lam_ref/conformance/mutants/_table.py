@@ -79,7 +79,12 @@ def record(scale: float = SCALE, out=sys.stdout) -> dict[str, list[str]]:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table cell: pipes escaped; square brackets outside code spans escaped, so that an idiom
+    such as ``kept[1024][D]`` is text, not a Markdown reference link."""
+    parts = text.replace("|", "\\|").replace("\n", " ").split("`")
+    for k in range(0, len(parts), 2):
+        parts[k] = parts[k].replace("[", "\\[").replace("]", "\\]")
+    return "`".join(parts)
 
 
 def render() -> str:
