@@ -216,6 +216,19 @@ def check_lines_exact_bytes(impl: Any, ctx: Context) -> None:
 # -------------------------------------------------------------------------------------------
 # codec
 # -------------------------------------------------------------------------------------------
+@check("lines.input_untouched", claim="L0", spec="§2.4 dedup_lines leaves the caller's list as it was and returns a new one",
+       parts=("lines",), profiles=("l0", "l0-stubs"), shown_to_fail_on=("m74_dedup_mutates_input",))
+def check_lines_input_untouched(impl: Any, ctx: Context) -> None:
+    """The caller's list of records is not an output buffer: after ``dedup_lines`` it holds the same
+    strings, and the result is another list object."""
+    records = ["a\nb\nc", "a\nb\nd", "c\nc\ne"]
+    given = list(records)
+    ctx.note({"records": records})
+    out = impl.dedup_lines(given)
+    assert given == records, f"dedup_lines modified the list it was given (SPEC §2.4): {given!r}, was {records!r}"
+    assert out is not given, "dedup_lines returned the caller's own list object (SPEC §2.4: a new list)"
+
+
 @check("codec.byte_order", claim="L2", spec="§2.4/§9.4 a big-endian vector is refused or encodes to its native copy's bytes",
        parts=("codec",), profiles=("codec-bound", "codec-v1"), shown_to_fail_on=("m65_codec_big_endian_read_raw",))
 def check_codec_byte_order(impl: Any, ctx: Context) -> None:

@@ -10,7 +10,7 @@ VIOLATES = 'L0'
 CLASS = 'aliasing'
 IDIOM = 'Python: records[i] = residual; return records'
 NEEDS = 'L0 input list left untouched (and a fresh output list)'
-CAUGHT_BY: tuple[str, ...] = ()
+CAUGHT_BY: tuple[str, ...] = ('lines.input_untouched',)
 
 
 class MutatesInput(Base2):

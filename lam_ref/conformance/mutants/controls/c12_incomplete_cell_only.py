@@ -20,9 +20,5 @@ class CellOnly(Base2):
 
 
 export(CellOnly(), globals())
-#: A false alarm this control found: the vectors hold a COMPLETE = False implementation to the
-#: oracle's exact π, while SPEC §15.1 holds it only to soundness (reported; the vectors' to fix).
-EXPECTED_FAILURES = {
-    "vectors.core": "the vectors expect the oracle's π from a COMPLETE = False implementation (SPEC §15.1: soundness only)",
-    "vectors.online": "the vectors expect the oracle's π from a COMPLETE = False implementation (SPEC §15.1: soundness only)",
-}
+#: The vectors once held a COMPLETE = False implementation to the oracle's exact π (a false alarm
+#: this control found); they now hold it to soundness (SPEC §15.1), so it declares no expected failure.
