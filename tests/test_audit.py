@@ -169,9 +169,10 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, case,
 # the peers' outputs (SPEC §16)
 # ------------------------------------------------------------------------------------------------
 def test_semdedup_output_violates_on_a_chain():
-    """SemDeDup compares against dropped items too (SPEC §16): on the chain in one cluster it drops
-    every link after the first, so rows two links away keep no retained witness (C4)."""
-    deleted = cluster_rule(CHAIN, np.zeros(5, np.int64), 1.0 - T30)
+    """SemDeDup compares against dropped items too (SPEC §16): on the chain in one cluster, in
+    arrival order (``keep="earliest"``), it drops every link after the first, so rows two links away
+    keep no retained witness (C4)."""
+    deleted = cluster_rule(CHAIN, np.zeros(5, np.int64), 1.0 - T30, keep="earliest")
     kept = np.flatnonzero(~deleted)
     assert kept.tolist() == [0], f"SemDeDup's rule drops every later link of the chain, kept {kept.tolist()}"
     r = audit_output(CHAIN, T30, kept=kept)

@@ -45,7 +45,11 @@ def test_assert_conforms_lists_every_failed_check():
         assert_conforms(strict, select=["substitute."], scale=0.2)
     text = str(info.value)
     n_sub = len([c for c in CHECKS if c.id.startswith("substitute.")])
-    assert "substitute.exact_ties [EQ1" in text and f"1 of {n_sub} conformance checks failed" in text, text
+    # the strict-< mutant fails the inclusive-tie check and, since the edge checks, the t = 1 and
+    # signed-zero checks too (each an exact tie sq = δ²); no other substitute check fails on it
+    failed = sorted(r.id for r in info.value.results if r.outcome == "failed")
+    assert failed == ["substitute.exact_ties", "substitute.signed_zeros", "substitute.threshold_ends"], failed
+    assert "substitute.exact_ties [EQ1" in text and f"{len(failed)} of {n_sub} conformance checks failed" in text, text
     assert len(info.value.results) == n_sub, f"results missing: {info.value.results}"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -64,8 +64,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "numpy without AVX-512, torch CPU capabilities), each in a fresh process, one report per "
                     "configuration in DIR, and end with compare's verdict over all of them. A configuration the CPU "
                     "cannot run, or an unknown name, is one row, skipped with the reason.",
-        epilog="example: lam-ref determinism matrix ../shared/data/swe-agent-trajectories --batch-sizes 8,64,256 "
-               "--out determinism/reports/matrix\nexit status: 0 every digest agrees, 1 a digest differs or a probe "
+        epilog="Example:\n  lam-ref determinism matrix runs/ --batch-sizes 8,64,256 "
+               "--out matrix/\nexit status: 0 every digest agrees, 1 a digest differs or a probe "
                "failed, 2 bad input (nothing run)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     mx.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")

@@ -13,7 +13,7 @@ VIOLATES = 'DEF1'
 CLASS = 'stale cache'
 IDIOM = 'Python: @functools.cache on a wrapper keyed by (e.shape, t)'
 NEEDS = 'two batches of one shape and threshold'
-CAUGHT_BY: tuple[str, ...] = ('substitute.equals_oracle', 'substitute.exact_ties')
+CAUGHT_BY: tuple[str, ...] = ('substitute.exact_ties',)
 
 
 class CachedByShape(Base2):
