@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["display_ids", "pct", "plural", "short_id", "table"]
+__all__ = ["display_ids", "pct", "plural", "printable", "short_id", "table"]
 
 
 def table(rows: list[list[Any]], header: list[str]) -> str:
@@ -32,7 +32,7 @@ def table(rows: list[list[Any]], header: list[str]) -> str:
 def _cell(c: Any) -> str:
     if isinstance(c, float):
         return f"{c:.6g}"
-    return str(c)
+    return printable(c)  # a file name or id in a cell can never split or forge a line (D17)
 
 
 def pct(x: float | None, digits: int = 2) -> str:
@@ -96,3 +96,22 @@ def display_ids(ids: list[str], width: int = 44) -> list[str]:
         seen[t] = seen.get(t, 0) + 1
         out.append(labels[t] if seen[t] == 1 else f"{labels[t]} ({seen[t]})")
     return out
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
+_CONTROL.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)})
+
+
+def printable(text: Any) -> str:
+    """``text`` safe to print on one terminal line: control characters (newlines, carriage returns,
+    escape sequences, C1 controls, U+2028/U+2029) and lone surrogates become backslash escapes, so a
+    file name or id can neither split a line, forge an output line nor drive the terminal (D17).
+
+    Examples:
+        >>> printable("a\\nb\\x1b[31m")
+        'a\\\\x0ab\\\\x1b[31m'
+    """
+    s = str(text).translate(_CONTROL)
+    if not s.isascii():
+        s = s.encode("utf-8", "backslashreplace").decode("utf-8")
+    return s

@@ -303,3 +303,15 @@ def test_d7_a_native_write_that_cannot_encode_fails_that_file_only(tmp_path, cap
     assert rc == 1 and len(_failed(err)) == 1 and "a.traj" in _failed(err)[0], f"{rc} {err!r}"
     names = sorted(p.name for p in res.iterdir())
     assert names == ["b.audit.json", "b.native.traj", "b.residual.jsonl"], f"all or nothing per file: {names}"
+
+
+def test_d17_every_table_cell_is_printable():
+    """D17: the one table printer (lam_ref.tables.table, used by compact, sweep, compare, audit,
+    pairs, verify, restore) escapes every cell, so a file name or id with a newline, a carriage
+    return or a terminal escape can neither split a row, forge a line nor drive the terminal."""
+    from lam_ref.tables import table
+
+    out = table([["evil\nTOTAL  100 %\x1b[2J", 1.5], ["ok\r", 2]], ["id", "x"])
+    assert len(out.splitlines()) == 4, f"header, rule and two rows, one line each: {out!r}"
+    assert "\x1b" not in out and "\r" not in out, f"no raw control character reaches the terminal: {out!r}"
+    assert "evil\\x0aTOTAL" in out and "\\x1b[2J" in out, f"the escapes are shown: {out!r}"

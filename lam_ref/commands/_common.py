@@ -29,7 +29,7 @@ import numpy as np
 
 from .._io import atomic_write, atomic_write_text, write_json, write_jsonl  # noqa: F401  (re-exported for the commands)
 from ..geometry import LamValueError
-from ..tables import table  # noqa: F401  (re-exported for the commands)
+from ..tables import printable, table  # noqa: F401  (re-exported for the commands)
 
 # ----------------------------------------------------------------------------------------------
 # options declared once
@@ -182,25 +182,6 @@ def plan_trajectory_files(paths: Iterable[str], fmt: str | None, command: str | 
     for line in skips:
         print(f"{prefix}: warning: {printable(line)}", file=sys.stderr)
     return files
-
-
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
-_CONTROL.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)})
-
-
-def printable(text: Any) -> str:
-    """``text`` safe to print on one terminal line: control characters (newlines, carriage returns,
-    escape sequences, C1 controls, U+2028/U+2029) and lone surrogates become backslash escapes, so a
-    file name or id can neither split a line, forge an output line nor drive the terminal (D17).
-
-    Examples:
-        >>> printable("a\\nb\\x1b[31m")
-        'a\\\\x0ab\\\\x1b[31m'
-    """
-    s = str(text).translate(_CONTROL)
-    if not s.isascii():
-        s = s.encode("utf-8", "backslashreplace").decode("utf-8")
-    return s
 
 
 def refuse_outputs_in_inputs(inputs: Iterable[str], outputs: Iterable[tuple[str, str | None]]) -> None:
