@@ -315,3 +315,12 @@ def test_d17_every_table_cell_is_printable():
     assert len(out.splitlines()) == 4, f"header, rule and two rows, one line each: {out!r}"
     assert "\x1b" not in out and "\r" not in out, f"no raw control character reaches the terminal: {out!r}"
     assert "evil\\x0aTOTAL" in out and "\\x1b[2J" in out, f"the escapes are shown: {out!r}"
+
+
+@pytest.mark.dask
+def test_d22_the_dask_driver_warns_about_a_file_without_observation_text(tmp_path, capsys):
+    """D22 on ``--workers``: the same warning line as the serial command, exit 0."""
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"role": "user", "text": "task"}\n{"role": "observation", "text": "  "}\n')
+    rc, _, err = _run(capsys, "compact", str(f), "--encoder", "hash", "--no-progress", "--workers", "1")
+    assert rc == 0 and "no observation text" in err, f"{rc} {err!r}"

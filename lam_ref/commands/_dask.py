@@ -19,7 +19,7 @@ from ..distributed.files import DaskSteps, FileRun, map_files, where
 from ..distributed.files import file_run as _file_run
 from ..geometry import LamValueError
 from ..tables import display_ids, table
-from ._common import load_embeddings, validate_output_dir, write_json
+from ._common import load_embeddings, printable, validate_output_dir, write_json
 
 __all__ = ["add_cluster_options", "file_run", "probe_steps", "refuse_serial_only", "run_compact", "run_substitute",
            "wants_cluster"]
@@ -114,6 +114,10 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
                 file_digests.append(file_digest([], run.failures[-1:]))
                 continue
             summaries.extend(rec["summaries"])
+            for s in rec["summaries"]:  # D22, as the serial command says it
+                if s.get("observation_text") is False:
+                    print(f"lam-ref compact: warning: {printable(s['id'])}: no observation text at all (nothing to "
+                          "compact; the trajectory is kept as it is)", file=sys.stderr)
             problems.extend(rec["problems"])
             file_digests.append(rec["digest"])
             if writer is not None:

@@ -51,7 +51,7 @@ from .chunking import DEFAULT_TOKENIZER, DEFAULT_WINDOW, Chunk, Tokenizer, chunk
 from .encoders import DEFAULT_BATCH_SIZE, Encoder
 from .lines import dedup_records
 from .loaders import LoadFailure, iter_trajectories
-from .records import Record, Trajectory
+from .records import OBSERVATION, Record, Trajectory
 from .stubs import STUB_PREFIX, L1Stub, try_parse_stub
 
 __all__ = [
@@ -416,6 +416,7 @@ class CompactionResult(MapView):
             "path": self.trajectory.path,
             "records": len(self.trajectory.records),
             "observation_records": self.trajectory.observation_count,
+            "observation_text": any(r.role == OBSERVATION and r.text.strip() for r in self.trajectory.records),
             "chunks": n,
             "kept_chunks": self.kept_chunks,
             "tokens_original": self.tokens_original,
