@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
@@ -89,3 +90,17 @@ def _json_default(o: Any) -> Any:
     if isinstance(o, np.ndarray):
         return o.tolist()
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+#: np.load parses a .npy header with ast.literal_eval; CPython 3.11's ast module keeps its recursion
+#: depth in shared state, so two threads parsing at once can raise "SystemError: AST constructor
+#: recursion depth mismatch" (seen with Dask's threaded workers). Header parses are serialised.
+_NPY_LOCK = threading.Lock()
+
+
+def load_npy(path: Any, **kwargs: Any) -> Any:
+    """``np.load(path, **kwargs)`` safe to call from several threads at once (see ``_NPY_LOCK``)."""
+    import numpy as np
+
+    with _NPY_LOCK:
+        return np.load(path, **kwargs)

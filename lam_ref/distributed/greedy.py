@@ -41,6 +41,7 @@ import numpy as np
 import xxhash
 
 from .. import digest as _digest
+from .._io import load_npy
 from ..bands import BandSettings, band_keys
 from ..geometry import delta_sq, sq_dist_rows, validate_positive_int, validate_threshold
 from ..geometry import filter_threshold as _filter_threshold
@@ -150,7 +151,7 @@ class _Keys:
     def _tile(self, k: int) -> np.ndarray:
         arr = self._open.get(k)
         if arr is None:
-            arr = self._open[k] = np.load(self.work / "keys" / f"tile-{k:06d}.npy", mmap_mode="r", allow_pickle=False)
+            arr = self._open[k] = load_npy(self.work / "keys" / f"tile-{k:06d}.npy", mmap_mode="r", allow_pickle=False)
         return arr
 
     def get(self, ids: np.ndarray) -> np.ndarray:
@@ -212,7 +213,7 @@ def band_reduce(shards: ShardSet, part: int, work: str, unique: np.ndarray, tile
     (``(band, rows)``) for block-pair tasks instead of being verified here."""
     d = Path(work) / "shuffle" / f"part-{part:05d}"
     files = sorted(d.glob("tile-*.npy"))
-    recs = np.concatenate([np.load(f, allow_pickle=False) for f in files]) if files else np.zeros(0, _REC)
+    recs = np.concatenate([load_npy(f, allow_pickle=False) for f in files]) if files else np.zeros(0, _REC)
     z = np.zeros(0, np.int64)
     if recs.size < 2:
         return z, z, 0, []

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from .._io import atomic_write, atomic_write_text
+from .._io import atomic_write, atomic_write_text, load_npy
 from ..geometry import LamValueError
 
 __all__ = ["ShardError", "ShardReader", "ShardSet", "checksum_file", "write_shard", "write_shards"]
@@ -134,7 +134,7 @@ class ShardReader:
             raise ShardError(f"shard {str(path)!r} cannot be read: {exc.strerror or exc}") from None
         if got != sh.checksums[k]:
             raise ShardError(f"shard {str(path)!r} is corrupt: checksum {got} differs from the manifest's {sh.checksums[k]}")
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        arr = load_npy(path, mmap_mode="r", allow_pickle=False)
         if arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] != sh.rows[k] or (arr.shape[0] and arr.shape[1] != sh.dim):
             raise ShardError(f"shard {str(path)!r} has shape {arr.shape} {arr.dtype}, expected ({sh.rows[k]}, {sh.dim}) float32")
         self._open[k] = arr

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import digest as _digest
-from .._io import atomic_write_text
+from .._io import atomic_write_text, load_npy
 from ..geometry import LamValueError
 
 __all__ = [
@@ -221,7 +221,6 @@ def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any,
     (:func:`lam_ref.text.pipeline.residual_from_map`, global rows from ``map/first_rows.npy``),
     staged under ``stage/<index>/`` for the driver to name; ``residuals/<index>.json`` is written
     last. With ``check`` the staged files are read back and must restore every original record."""
-    import numpy as np
 
     from ..text.pipeline import residual_from_map
 
@@ -229,9 +228,9 @@ def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any,
     if first is None:
         raise LamValueError(f"{path}: the encoding pass left no output in the run folder")
     mdir = Path(run_dir) / MAP_DIR
-    pi = np.load(mdir / "pi.npy", mmap_mode="r")
-    dist = np.load(mdir / "distances.npy", mmap_mode="r")
-    row = int(np.load(mdir / "first_rows.npy", mmap_mode="r")[index])
+    pi = load_npy(mdir / "pi.npy", mmap_mode="r")
+    dist = load_npy(mdir / "distances.npy", mmap_mode="r")
+    row = int(load_npy(mdir / "first_rows.npy", mmap_mode="r")[index])
     trajs, _ = load_for_task(path, tid, fmt)  # load failures were reported by the first pass
     encoded = list(first["trajectories"])
     from ..text.encoders import get_encoder  # the windows end at this encoder's horizon (SPEC §3.4)
