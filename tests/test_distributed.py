@@ -346,23 +346,51 @@ def test_resume_dir_that_is_not_a_run_folder_is_refused(tmp_path, capsys, monkey
     assert os.listdir(other) == ["precious.txt"], "nothing written into a foreign folder"
 
 
+_CLUSTER_CHILD = """
+import sys
+from distributed import LocalCluster
+with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                  host="127.0.0.1", dashboard_address=":0") as c:
+    print(c.scheduler_address, flush=True)
+    sys.stdin.read()  # until the test closes our stdin
+"""
+
+
 def test_scheduler_address_runs_on_that_cluster(tmp_path, capsys, monkeypatch):
-    """``--scheduler tcp://...`` connects to an existing cluster (here one started by the test) and
-    gives the serial results."""
+    """``--scheduler tcp://...`` connects to an existing cluster and gives the serial results.
+
+    The cluster lives in a child process, as a user's does: a scheduler hosted on another event
+    loop of the test process itself can deadlock against the command's client (a CI run hung here
+    for the whole of its budget), which is not the situation the option is for."""
+    import subprocess
+    import sys
+
     monkeypatch.setenv("LAM_REF_DASK_TIMEOUT", "20")
     d = _corpus(tmp_path, 4)
     ser, par = tmp_path / "s.json", tmp_path / "p.json"
     assert _run(capsys, "compact", str(d), "--encoder", "hash", "--json", str(ser), "--no-progress")[0] == 0
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
-                                  dashboard_address=":0") as c:
-        # --no-progress: distributed.progress opens its own connection and event loop, which can
-        # deadlock against a scheduler hosted in this same test process (not in real use)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen([sys.executable, "-c", _CLUSTER_CHILD], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        address = child.stdout.readline().strip()
+        assert address.startswith("tcp://127.0.0.1:"), \
+            f"the child cluster did not start: {address!r} {child.stderr.read() if child.poll() is not None else ''}"
         rc, out, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--json", str(par),
-                            "--scheduler", c.scheduler_address, "--no-progress")
+                            "--scheduler", address, "--no-progress")
         assert rc == 0, err
         a, b = json.loads(ser.read_text()), json.loads(par.read_text())
         assert a["total"] == b["total"], "the remote cluster's run equals the serial one"
-        assert b["distributed"]["scheduler"] == c.scheduler_address and f"scheduler {c.scheduler_address}" in out
+        assert b["distributed"]["scheduler"] == address and f"scheduler {address}" in out, \
+            f"the report and the table name the cluster used: {out}"
+    finally:
+        child.stdin.close()
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
 
 
 @pytest.mark.usefixtures("inproc")
