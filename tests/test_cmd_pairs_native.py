@@ -111,6 +111,17 @@ def test_pairs_command_within_and_pooled(tmp_path, capsys):
     assert {top["a"]["trajectory"], top["b"]["trajectory"]} == {"a", "b"}, top
 
 
+def test_pairs_table_counts_in_words(tmp_path, capsys):
+    """The table's first line says "1 trajectory", not "1 trajectories" (issue 23 §6)."""
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "a.traj").write_text(json.dumps(_swe(["alpha " * 30, LONG])))
+    rc, out, err = _run(capsys, "pairs", str(d), "--encoder", "hash", "-t", "0.99", "--no-progress")
+    assert rc == 0, err
+    first = out.splitlines()[0]
+    assert " in 1 trajectory;" in first and "1 trajectories" not in out, f"singular for one file: {first!r}"
+
+
 def test_pairs_save_embeddings(tmp_path, capsys):
     d = tmp_path / "runs"
     d.mkdir()

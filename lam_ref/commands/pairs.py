@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..geometry import LamValueError, delta_from_t, delta_sq, sq_dist_rows, validate_threshold
+from ..tables import plural
 from ..text.chunking import get_tokenizer
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
@@ -206,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     if args.pool:
         rows.append(["across trajectories", c["pairs_across_trajectories"], c["near_across"]])
         rows.append(["total", c["pairs_total"], c["near_total"]])
-    print(f"{len(texts)} windows in {n_traj} trajectories; encoder {encoder.name}; t={t} (δ={delta_from_t(t):.4f}); "
+    print(f"{plural(len(texts), 'window')} in {plural(n_traj)}; encoder {encoder.name}; t={t} (δ={delta_from_t(t):.4f}); "
           f"{scope}", file=out)
     print(table(rows, ["pairs", "looked at", f"within δ (cos >= {t})"]), file=out)
     listed = []
