@@ -54,9 +54,11 @@ def test_restore_reads_native_residuals(fmt, tmp_path, capsys):
     for entry in written.values():
         (rdir / entry["residual"]).unlink()
     out, rep = tmp_path / "orig", tmp_path / "restore.json"
-    rc, _, err = _run(capsys, "restore", str(rdir), "--residual-format", "native", "--out", str(out), "--mkdir",
-                      "--json", str(rep))
+    rc, printed, err = _run(capsys, "restore", str(rdir), "--residual-format", "native", "--out", str(out),
+                            "--mkdir", "--json", str(rep))
     assert rc == 0, f"restore from native residuals failed: {err}"
+    assert "every record's text byte for byte" in printed and "not copies of the input file's bytes" in printed, \
+        f"the summary says what holds of the records and of the native file (issue 23 §6): {printed}"
     report = {r["name"]: r for r in json.loads(rep.read_text())["restored"]}
     originals = {t.id: t for t in load_file(src, fmt if fmt == "locomo" else None,
                                             traj_id=None if fmt != "mini-swe-agent" else "task")}

@@ -107,8 +107,13 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json == "-" else sys.stdout
     total = len(files) + len(orphan_residuals(paths))
     print(table(rows, ["trajectory", "records", "edited", "moved bytes", "restored"]), file=out)
-    print(f"{total - failed} of {total} trajectories restored byte for byte"
+    print(f"{total - failed} of {total} trajectories restored, every record's text byte for byte"
           + (f" into {args.out}" if args.out else " (checked; --out writes them)"), file=out)
+    if any(r.get("written_native") for r in report):
+        # issue 23 §6: the native original is rebuilt from the records, so say what holds of it
+        print("the .original.native.* files hold the same records in the input's format (its loader "
+              "reads them back as the input's records); they are not copies of the input file's bytes",
+              file=out)
     if args.json:
         write_json({"restored": report, "failed": failed}, args.json)
     return 1 if failed else 0
