@@ -197,10 +197,13 @@ def describe(result: ClaimResult) -> tuple[str, str]:
     return claim.describe(result.measured)
 
 def table_rows(results: list[ClaimResult]) -> list[list[str]]:
-    """Rows ``[claim, measured, bound, result]`` for :func:`lam_ref.tables.table`."""
+    """Rows ``[claim, measured, bound, result]`` for :func:`lam_ref.tables.table`; a claim's note
+    (why a part was not measured, issue 23 §6) follows its measurement in brackets."""
     rows = []
     for r in results:
         measured, bound = describe(r)
+        if r.note:
+            measured = f"{measured} [{r.note}]"
         verdict = "info" if r.passed is None else ("pass" if r.passed else "FAIL")
         rows.append([r.claim, measured, bound, verdict])
     return rows

@@ -1177,3 +1177,18 @@ def test_hull_limit_ties_are_broken_by_row_order():
     kept[0] = True
     h = hull_deficit(e, kept, limit=1)
     assert (h.argmax, h.solved) == (3, 1), f"rows 3, 4, 7, ... (first coordinate 0.7) are farthest; row 3 first: {h}"
+
+
+@pytest.mark.claim("THM2")
+def test_thm2_says_why_the_optimum_is_missing_and_the_table_shows_it():
+    """Issue 23 §6: above ``exact_limit`` THM2 has no exact ``N``; its note says so, and
+    ``verify``'s table row carries the note (not only the JSON)."""
+    from lam_ref.claims._base import ClaimResult
+    from lam_ref.verify import table_rows
+
+    exact = REG["THM2"].measure(_ctx(_arc(0.0, 0.1, 0.2), CHAIN_T))
+    assert exact.values["N"] == 1 and exact.note == "", f"solved: N known, no note: {exact}"
+    inexact = REG["THM2"].measure(_ctx(_arc(0.0, 0.1, 0.2), CHAIN_T, exact_limit=2))
+    assert inexact.values["N"] is None and inexact.note == "n > 2: exact N skipped", f"{inexact}"
+    row = table_rows([ClaimResult("THM2", True, inexact.values, inexact.note)])[0]
+    assert "[n > 2: exact N skipped]" in row[1], f"the table names the reason: {row}"

@@ -42,7 +42,13 @@ def measure(ctx) -> Measurement:
     values: dict[str, Any] = {"t_prime": t_prime(ctx.t), "n": ctx.n, "kept": ctx.result.kept_count,
                               "kept_2delta": ctx.kept_2delta, "N": ctx.n_opt}
     rates(values)
-    return Measurement(values)
+    if ctx.n_opt is not None:
+        note = ""
+    elif not ctx.exact:
+        note = f"n > {ctx.exact_limit}: exact N skipped"
+    else:
+        note = "the covering ILP was not solved to optimality: exact N unknown"
+    return Measurement(values, note)
 
 
 def holds(m: dict[str, Any]) -> bool:
