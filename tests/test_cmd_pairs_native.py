@@ -122,6 +122,19 @@ def test_pairs_table_counts_in_words(tmp_path, capsys):
     assert " in 1 trajectory;" in first and "1 trajectories" not in out, f"singular for one file: {first!r}"
 
 
+def test_pairs_prints_no_qa_evidence_warnings(tmp_path, capsys):
+    """LoCoMo QA evidence is no concern of ``pairs`` (issue 23 §6): a malformed evidence id warns
+    in ``compact``, which measures evidence retention, and not in ``pairs``."""
+    doc = _locomo([LONG, "alpha " * 30, LONG])
+    doc[0]["qa"][0]["evidence"] = ["D9:9"]
+    p = tmp_path / "locomo10.json"
+    p.write_text(json.dumps(doc))
+    rc, _, err = _run(capsys, "pairs", str(p), "--encoder", "hash", "-t", "0.99", "--no-progress")
+    assert rc == 0 and "evidence" not in err and "warning" not in err, f"no evidence warning from pairs: {err!r}"
+    rc, _, err = _run(capsys, "compact", str(p), "--encoder", "hash", "--no-progress")
+    assert "D9:9" in err, f"precondition: the evidence id is malformed and compact says so: {err!r}"
+
+
 def test_pairs_save_embeddings(tmp_path, capsys):
     d = tmp_path / "runs"
     d.mkdir()

@@ -184,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
     groups: list[int] = []
     progress = RunProgress(len(files), enabled=not args.no_progress, desc="pairs")
     try:
-        for g, item in enumerate(planned_trajectories(files, args.format, "pairs", failures, progress)):
+        for g, item in enumerate(planned_trajectories(files, args.format, "pairs", failures, progress,
+                                                      show_warnings=False)):
             its = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
             enc = encode_chunks(its, encoder, tok, window=args.window, batch_size=args.batch_size)
             saver.add(item.id, enc)
