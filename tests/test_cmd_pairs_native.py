@@ -75,6 +75,20 @@ def test_near_pairs_equal_a_loop_over_pairs(data, pool):
     assert counts.to_json()["pairs_total"] == (n * (n - 1) // 2 if pool else counts.pairs_within_trajectories)
 
 
+@settings(deadline=None)
+@given(data=clustered(), pool=st.booleans(), kinds=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
+def test_near_pairs_top_distinct_skips_equal_texts_only(data, pool, kinds, seed):
+    """``text_ids`` (``--top-distinct``, issue 23 §6): the same counts; the closest list is the
+    loop's closest pairs whose rows have different text ids, in order."""
+    e, groups, t = data
+    text_ids = np.random.default_rng(seed).integers(0, kinds, e.shape[0])
+    counts, closest = near_pairs(e, t, groups, pool=pool, top=5, text_ids=text_ids)
+    within, across, found = _brute(e, t, groups, pool)
+    assert (counts.near_within, counts.near_across) == (within, across), "text ids never change the counts"
+    want = [(i, j) for _, i, j in found if text_ids[i] != text_ids[j]][:5]
+    assert [(i, j) for _, i, j in closest] == want, f"closest distinct-text pairs: {closest} != {want}"
+
+
 def test_near_pairs_inclusive_rule():
     """The pinned example of SPEC §2: (1,0) and (0,1) at t = 0 are at δ exactly and count."""
     e = np.array([[1, 0], [0, 1]], dtype=np.float32)
@@ -133,6 +147,25 @@ def test_pairs_prints_no_qa_evidence_warnings(tmp_path, capsys):
     assert rc == 0 and "evidence" not in err and "warning" not in err, f"no evidence warning from pairs: {err!r}"
     rc, _, err = _run(capsys, "compact", str(p), "--encoder", "hash", "--no-progress")
     assert "D9:9" in err, f"precondition: the evidence id is malformed and compact says so: {err!r}"
+
+
+def test_pairs_top_distinct_lists_no_exact_copies(tmp_path, capsys):
+    """``--top-distinct``: the listed pairs have different window texts, while the counts still
+    include the exact copies (issue 23 §6)."""
+    d = tmp_path / "runs"
+    d.mkdir()
+    near = LONG.replace("line 3:", "line three:")
+    (d / "a.traj").write_text(json.dumps(_swe([LONG, LONG, near, "beta gamma " * 20])))
+    rc, out, err = _run(capsys, "pairs", str(d), "--encoder", "hash", "-t", "0.5", "--json", "-", "--no-progress")
+    plain = json.loads(out)
+    assert rc == 0 and plain["closest"][0]["distance"] == 0.0, f"precondition: an exact copy is listed first: {plain}"
+    rc, out, err = _run(capsys, "pairs", str(d), "--encoder", "hash", "-t", "0.5", "--top-distinct", "--json", "-",
+                        "--no-progress")
+    rep = json.loads(out)
+    assert rc == 0 and rep["top_distinct"] is True, err
+    assert rep["counts"] == plain["counts"], "the counts include the exact copies either way"
+    assert rep["closest"] and all(p["a"]["text"] != p["b"]["text"] for p in rep["closest"]), \
+        f"no exact copy listed: {rep['closest']}"
 
 
 def test_pairs_save_embeddings(tmp_path, capsys):

@@ -76,7 +76,7 @@ class PairCount:
 
 
 def near_pairs(e: np.ndarray, t: float, groups: np.ndarray | None = None, pool: bool = True,
-               top: int = 10) -> tuple[PairCount, list[tuple[float, int, int]]]:
+               top: int = 10, text_ids: np.ndarray | None = None) -> tuple[PairCount, list[tuple[float, int, int]]]:
     """All pairs ``i < j`` of rows of ``e`` within δ by the rule of SPEC §2, counted exactly.
 
     Args:
@@ -85,6 +85,8 @@ def near_pairs(e: np.ndarray, t: float, groups: np.ndarray | None = None, pool: 
         groups: group (trajectory) number of each row; ``None``: one group.
         pool: count pairs across groups too (else only pairs inside a group).
         top: how many of the closest pairs to return.
+        text_ids: one id per row, equal for rows of equal text; when given, pairs of equal text are
+            counted but not returned among the closest (``--top-distinct``).
 
     Returns:
         The counts, and up to ``top`` closest pairs ``(distance, i, j)`` among the counted ones,
@@ -123,7 +125,11 @@ def near_pairs(e: np.ndarray, t: float, groups: np.ndarray | None = None, pool: 
         counts.near_within += int(same.sum())
         counts.near_across += int((~same).sum())
         if top > 0:
-            order = np.lexsort((cols, rows, sq))[:top]
+            if text_ids is not None:
+                distinct = np.flatnonzero(text_ids[rows] != text_ids[cols])
+                order = distinct[np.lexsort((cols[distinct], rows[distinct], sq[distinct]))[:top]]
+            else:
+                order = np.lexsort((cols, rows, sq))[:top]
             for k in order.tolist():
                 item = (-float(sq[k]), -int(rows[k]), -int(cols[k]))
                 if len(best) < top:
@@ -146,6 +152,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--pool", action="store_true",
                    help="pool every trajectory: also count pairs across trajectories (default: within each)")
     p.add_argument("--top", type=int, default=10, help="closest pairs to list with their texts (default 10)")
+    p.add_argument("--top-distinct", action="store_true",
+                   help="list only pairs whose window texts differ (exact copies are still counted)")
     add_encoder(p)
     add_device(p)
     add_window(p)
@@ -198,8 +206,13 @@ def run(args: argparse.Namespace) -> int:
     e = saver.array()
     if args.save_embeddings:
         saver.save()
+    text_ids = None
+    if args.top_distinct:
+        first: dict[str, int] = {}
+        text_ids = np.asarray([first.setdefault(x, len(first)) for x in texts], dtype=np.int64)
     counts, closest = near_pairs(e if e.size else np.zeros((0, 1), np.float32), t,
-                                 np.asarray(groups, dtype=np.int64), pool=args.pool, top=args.top)
+                                 np.asarray(groups, dtype=np.int64), pool=args.pool, top=args.top,
+                                 text_ids=text_ids)
     c = counts.to_json()
     out = sys.stderr if args.json == "-" else sys.stdout
     scope = "pooled corpus (within and across trajectories)" if args.pool else "within each trajectory"
@@ -228,7 +241,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"lam-ref pairs: {len(failures)} of {len(failures) + n_traj} inputs failed", file=sys.stderr)
     if args.json:
         report: dict[str, Any] = {
-            "threshold": t, "delta": delta_from_t(t), "pool": bool(args.pool), "encoder": encoder.describe(),
+            "threshold": t, "delta": delta_from_t(t), "pool": bool(args.pool), "top_distinct": bool(args.top_distinct),
+            "encoder": encoder.describe(),
             "windows": len(texts), "trajectories": n_traj, "counts": c, "closest": listed,
             "failures": [f.to_json() for f in failures],
         }
