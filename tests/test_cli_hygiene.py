@@ -300,6 +300,32 @@ def test_save_embeddings_rows_are_the_windows_in_corpus_order(tmp_path, capsys):
     assert np.array_equal(arr[0], again[0]), "row 0 is the first window's embedding"
 
 
+def test_verify_honours_the_ids_beside_saved_embeddings(tmp_path, capsys):
+    """Issue 23 §6: ``verify`` on the ``.npy`` of ``--save-embeddings`` verifies one set per
+    trajectory named in the ``.ids.json`` beside it (as compact matched them), says so, and pools
+    them only with ``--pool``; an ids file that does not fit the rows is refused in one line."""
+    d = _corpus(tmp_path, 2)
+    emb = tmp_path / "e.npy"
+    rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--save-embeddings", str(emb), "--no-progress")
+    assert rc == 0, err
+    rc, out, err = _run(capsys, "verify", str(emb), "--json", "-")
+    rep = json.loads(out)
+    assert rc in (0, 1), err
+    assert [(s["name"], s["n"]) for s in rep["sets"]] == [(f"{emb}:r0", 3), (f"{emb}:r1", 3)], \
+        f"one set per trajectory of the ids file: {[(s['name'], s['n']) for s in rep['sets']]}"
+    assert "one set per trajectory" in err, f"the table says what it did: {err}"
+    rc, out, err = _run(capsys, "verify", str(emb), "--pool", "--json", "-")
+    assert [s["n"] for s in json.loads(out)["sets"]] == [6], "--pool: the rows are one set"
+    ids = tmp_path / "e.ids.json"
+    obj = json.loads(ids.read_text())
+    obj["rows"] = obj["rows"][:-1]
+    ids.write_text(json.dumps(obj))
+    rc, out, err = _run(capsys, "verify", str(emb))
+    lines = [ln for ln in err.splitlines() if "error" in ln]
+    assert rc == 2 and len(lines) == 1 and str(ids) in lines[0] and "5 rows" in lines[0], \
+        f"a mismatched ids file: one line naming it: {err!r}"
+
+
 def test_sweep_at_t_1_has_no_division_by_zero(tmp_path, capsys):
     """t = 1 gives δ = 0: the δ̂/δ column is undefined there, never a ZeroDivisionError (found by
     sweeping 0.80 … 1.0 on the shared trajectories)."""

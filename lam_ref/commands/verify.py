@@ -1,6 +1,8 @@
 """``lam-ref verify``: run the claim checks of :mod:`lam_ref.verify` on embeddings or trajectories.
 
-On an ``.npy``/``.npz`` file the rows are one set; on trajectories (needs
+On an ``.npy``/``.npz`` file the rows are one set, unless the ``OUT.ids.json`` of
+``--save-embeddings`` lies beside the ``.npy``: then each trajectory it names is one set (``--pool``:
+one set all the same); on trajectories (needs
 :mod:`lam_ref.text.pipeline`) each trajectory's observation windows are one set (matching is
 within a trajectory, SPEC §1), with their token counts as weights for ``T(δ)`` (eq. 5), and the
 table aggregates over trajectories. Exit status 1 when any claim fails.
@@ -49,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--hull-limit", type=int, default=500, help="deleted rows solved for HULL per set (default 500)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random queries and sources")
     p.add_argument("--trajectories", action="store_true", help="treat PATHs as trajectories even if they end in .npy")
+    p.add_argument("--pool", action="store_true",
+                   help="an .npy is one set even when the OUT.ids.json of --save-embeddings lies beside it "
+                        "(default: one set per trajectory named there)")
     p.add_argument("--format", help="trajectory loader (default: detect per file)")
     p.add_argument("--encoder", default=None, help="encoder for trajectories (default: the real MiniLM)")
     p.add_argument("--limit", type=int, default=None, help="verify at most this many trajectories")
@@ -79,12 +84,48 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _npy_sets(args: argparse.Namespace, opts: dict[str, Any]):
+def _ids_beside(path: str | Path, rows: int) -> list[str] | None:
+    """The trajectory of each row, from the ``OUT.ids.json`` that ``--save-embeddings`` writes beside
+    ``OUT.npy`` (issue 23 §6); ``None`` when there is none. One that does not fit is refused."""
+    import json
+
+    path = Path(path)
+    if path.suffix != ".npy":
+        return None
+    ids = path.with_name(path.name[:-4] + ".ids.json")
+    if not ids.is_file():
+        return None
+    try:
+        obj = json.loads(ids.read_text(encoding="utf-8"))
+        col = obj["columns"].index("trajectory")
+        traj = [str(r[col]) for r in obj["rows"]]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise LamValueError(f"{ids}: not the ids file --save-embeddings writes ({type(exc).__name__}: {exc}); "
+                            "move it away or pass --pool") from exc
+    if len(traj) != rows:
+        raise LamValueError(f"{ids}: names {len(traj)} rows, but {path} has {rows}; move it away or pass --pool")
+    return traj
+
+
+def _npy_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[str, Any]):
     from ..verify import verify_set
 
+    meta["ids_files"] = []
     for path in args.paths:
         e = load_embeddings(path)
-        yield verify_set(e, args.threshold, name=str(path), normalize=args.normalize, **opts)
+        traj = None if args.pool else _ids_beside(path, e.shape[0])
+        if traj is None:
+            yield verify_set(e, args.threshold, name=str(path), normalize=args.normalize, **opts)
+            continue
+        # one set per trajectory, as compact matched them (SPEC §1: within a trajectory); runs of
+        # consecutive rows, so a trajectory given twice stays two sets
+        meta["ids_files"].append(str(path))
+        start = 0
+        for k in range(1, len(traj) + 1):
+            if k == len(traj) or traj[k] != traj[start]:
+                yield verify_set(e[start:k], args.threshold, name=f"{path}:{traj[start]}",
+                                 normalize=args.normalize, **opts)
+                start = k
 
 
 def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[str, Any]):
@@ -134,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     if as_traj:
         plan_trajectory_files(args.paths, args.format)
     meta: dict[str, Any] = {}
-    sets = _trajectory_sets(args, opts, meta) if as_traj else _npy_sets(args, opts)
+    sets = _trajectory_sets(args, opts, meta) if as_traj else _npy_sets(args, opts, meta)
     quiet = args.json == "-"
     out = sys.stderr if quiet else sys.stdout
     reports = []
@@ -152,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
         + (f", encoder {meta['encoder'].get('name')}" if "encoder" in meta else ""),
         file=out,
     )
+    for path in meta.get("ids_files", []):
+        print(f"{path}: one set per trajectory, as named by the .ids.json beside it (--pool: one set)", file=out)
     print(table(table_rows(results), ["claim", "measured", "bound", "result"]), file=out)
     failed = [r.claim for r in results if r.passed is False]
     if args.json:
