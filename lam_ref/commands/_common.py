@@ -427,6 +427,14 @@ def loaded_trajectories(paths: list[str], fmt: str | None, command: str, failure
             yield item
 
 
+def embeddings_ids_path(path: str | Path) -> Path:
+    """``OUT.ids.json`` for ``OUT.npy``: where :class:`EmbeddingSaver` writes the row ids (and
+    ``verify`` reads them)."""
+    path = Path(path)
+    name = path.name[:-4] if path.name.endswith(".npy") else path.name
+    return path.with_name(name + ".ids.json")
+
+
 class EmbeddingSaver:
     """``--save-embeddings OUT.npy``: the encoded windows of every trajectory in corpus order, as one
     float32 ``.npy`` (rows = global window ids), and ``OUT.ids.json`` beside it naming each row's
@@ -439,8 +447,7 @@ class EmbeddingSaver:
 
     @property
     def ids_path(self) -> Path:
-        name = self.path.name[:-4] if self.path.name.endswith(".npy") else self.path.name
-        return self.path.with_name(name + ".ids.json")
+        return embeddings_ids_path(self.path)
 
     def add(self, traj_id: str, encoded: Any) -> None:
         """``encoded``: a :class:`lam_ref.text.pipeline.Encoded` (its chunks and embeddings)."""

@@ -21,6 +21,7 @@ from ._common import (
     add_json,
     add_mkdir,
     add_progress,
+    embeddings_ids_path,
     load_embeddings,
     plan_trajectory_files,
     planned_trajectories,
@@ -92,7 +93,7 @@ def _ids_beside(path: str | Path, rows: int) -> list[str] | None:
     path = Path(path)
     if path.suffix != ".npy":
         return None
-    ids = path.with_name(path.name[:-4] + ".ids.json")
+    ids = embeddings_ids_path(path)
     if not ids.is_file():
         return None
     try:
