@@ -88,3 +88,23 @@ class GenericNumpy:
 
     def __getattr__(self, name: str):
         return getattr(np, name)
+
+
+#: Report keys that say how a run was done, not what it found: the timings, and the encoded and
+#: reused window counts, which depend on the reuse scope (a serial run shares one encoding cache;
+#: a Dask task reuses only within its file: SPEC §4.4).
+RUN_KEYS = frozenset({"timings_s", "windows_encoded", "windows_reused", "encoding"})
+
+
+def outcome(report):
+    """``report`` (JSON-like) without the :data:`RUN_KEYS`, at any depth: what a run found."""
+    if isinstance(report, dict):
+        return {k: outcome(v) for k, v in report.items() if k not in RUN_KEYS}
+    if isinstance(report, list):
+        return [outcome(v) for v in report]
+    return report
+
+
+def outcome_lines(text: str) -> list[str]:
+    """A command's printed lines without the one that counts encoded and reused windows."""
+    return [ln for ln in text.splitlines() if not ln.startswith("encoding: ")]

@@ -106,9 +106,12 @@ def test_compare_report_encodes_once_and_scores_every_method(runs, gold, tmp_pat
                 | {("semdedup", f"eps={e}") for e in (0.01, 0.05, 0.1)} | {("gem", f"tau={t}") for t in (0.8, 0.9, 0.95)}
                 | {("lre", f"budget={b}") for b in (2048, 1024, 512)})
     assert labels == expected, f"every method at every operating point: {sorted(labels ^ expected)}"
-    # 'a' has 5 observations, 'b' 3, each one window: 8 chunks; GEM encodes 5 + 3 blocks and 2 tasks
-    assert rep["encode_counts"] == {"chunks": 8, "gem_blocks": 10}, f"each chunk encoded once: {rep['encode_counts']}"
-    assert "18 texts encoded (8 chunks, 10 gem blocks; each chunk once)" in cap.out, cap.out
+    # 'a' has 5 observations, 'b' 3, each one window: 8 chunks, of which 7 distinct texts (HANDLER is
+    # printed twice in 'a'; SPEC §4.4: each distinct window text encoded once per run); GEM encodes
+    # 5 + 3 blocks and 2 tasks
+    assert rep["encode_counts"] == {"chunks": 7, "gem_blocks": 10}, f"each chunk text encoded once: {rep['encode_counts']}"
+    assert rep["encoding"] == {"windows_encoded": 7, "windows_reused": 1, "reuse": "distinct-texts"}, rep["encoding"]
+    assert "17 texts encoded (7 chunks, 10 gem blocks; each distinct chunk text once)" in cap.out, cap.out
     for r in rep["rows"]:
         assert r["prefix_stable"] == (r["method"] in ("lam", "l1", "l0")), f"prefix-stability of {r['method']}"
         assert r["evidence"]["witnessed"] == r["seeds"], f"the one evidence line is witnessed once per seed: {r}"
@@ -193,3 +196,33 @@ def test_lre_training_reproduces_the_shipped_weights():
         "retraining reproduces the shipped coefficients"
     assert model.info["held_out"] == pytest.approx(shipped.info["held_out"]), "and the held-out evaluation"
     assert set(model.info["split"]["held_out"]).isdisjoint(model.info["split"]["train"]), "disjoint split"
+
+
+@pytest.mark.parametrize("options", [[], ["--l0-stubs", "paper", "--window", "8"],
+                                     ["--window-fit", "none", "--driver", "batch", "--exhaustive"]],
+                         ids=["defaults", "paper-stubs-small-windows", "fixed-windows-batch-exhaustive"])
+def test_compare_lam_row_is_compact_total(runs, tmp_path, capsys, options):
+    """Issue 23 §2: one configuration object. With the same layer options, compare's LAM row at
+    t = 0.95 is compact's TOTAL (net and gross removal, deleted windows), and both print the config."""
+    c, k = tmp_path / "compare.json", tmp_path / "compact.json"
+    assert main(["compare", str(runs), "--encoder", "hash", "--methods", "lam,l0", "--t", "0.95", "--json", str(c),
+                 "--no-progress", *options]) == 0
+    out_compare = capsys.readouterr().out
+    assert main(["compact", str(runs), "--encoder", "hash", "--json", str(k), "--no-progress", *options]) == 0
+    out_compact = capsys.readouterr().out
+    rc, rk = json.loads(c.read_text()), json.loads(k.read_text())
+    lam = next(r for r in rc["rows"] if r["method"] == "lam")
+    total = rk["total"]
+    assert (lam["removal_net"], lam["removal_gross"]) == (total["removal_net"], total["removal_gross"]), \
+        f"compare's LAM row {lam['removal_net']}/{lam['removal_gross']} is compact's TOTAL " \
+        f"{total['removal_net']}/{total['removal_gross']} with {options}"
+    assert lam["deleted_units"] == total["chunks"] - total["kept_chunks"], "the same windows deleted"
+    l0 = next(r for r in rc["rows"] if r["method"] == "l0")
+    assert l0["removal_net"] == total["l0_removal"], f"compare's L0 row is compact's L0 column with {options}"
+    keys = set(rk["config"]) - {"threshold", "delta", "layers", "both_orders", "l2_rel_eb"}
+    assert {x: rc["config"][x] for x in keys} == {x: rk["config"][x] for x in keys}, \
+        "one configuration: the same layer settings in both reports"
+    line = next(ln for ln in out_compact.splitlines() if ln.startswith("config: "))
+    tail = line.split("layers L1->L0, ", 1)[1]
+    assert f"lam/l1/l0 config (t and layers per row): {tail}" in out_compare, \
+        f"compare prints compact's config line: {tail!r} in {out_compare}"

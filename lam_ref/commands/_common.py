@@ -101,6 +101,68 @@ def l0_net_positive(args: argparse.Namespace) -> bool:
     return getattr(args, "l0_stubs", L0_STUB_RULES[0]) == "net-positive"
 
 
+def add_layer_options(p: argparse.ArgumentParser) -> None:
+    """The options of LAM's layers that ``compact`` and ``compare`` share (one
+    :class:`~lam_ref.text.pipeline.CompactionConfig`, built by :func:`compaction_config`; issue 23 §2):
+    ``--window``, ``--window-fit``, ``--driver``, ``--exhaustive``, ``--l0-stubs``, ``--no-reuse``."""
+    add_window(p)
+    p.add_argument("--window-fit", choices=("encoder", "none"), default="encoder",
+                   help="encoder (default): each window ends where the encoder stops reading, so L1 never deletes "
+                        "text it did not see (spec §3.4); none: the paper's fixed --window-token windows")
+    p.add_argument("--driver", choices=("online", "batch"), default="online",
+                   help="L1 driver: Algorithm 1 turn by turn (default) or Algorithm 2")
+    p.add_argument("--exhaustive", action="store_true", help="exhaustive candidate search (equals the oracle)")
+    add_l0_stubs(p)
+    add_reuse(p)
+
+
+def compaction_config(args: argparse.Namespace, **settings: Any) -> Any:
+    """The :class:`~lam_ref.text.pipeline.CompactionConfig` of a command's layer options
+    (:func:`add_layer_options`, ``--batch-size``), with ``settings`` (threshold, layers, ...) on top;
+    an option the command does not have takes the library default."""
+    from ..text.pipeline import CompactionConfig
+
+    defaults = CompactionConfig()
+    base = {
+        "window": getattr(args, "window", defaults.window),
+        "fit_window": getattr(args, "window_fit", "encoder") == "encoder",
+        "batch_size": validate_batch_size(getattr(args, "batch_size", defaults.batch_size)),
+        "driver": getattr(args, "driver", defaults.driver),
+        "exhaustive": bool(getattr(args, "exhaustive", False)),
+        "l0_net_positive": l0_net_positive(args),
+        "reuse": not getattr(args, "no_reuse", False),
+    }
+    return CompactionConfig(**(base | settings))
+
+
+def config_line(config: Any, *, per_row: bool = False) -> str:
+    """The layer settings of a run in one line (compact and compare print it; issue 23 §2);
+    ``per_row``: without threshold and layers (``compare`` sets them per row)."""
+    c = config.to_json()
+    search = "exhaustive" if c["exhaustive"] else f"bands r={c['r']} rel={c['rel']}"
+    layers = "->".join(x.upper() for x in c["layers"])
+    head = "config (t and layers per row): " if per_row else f"config: t={c['threshold']} (δ={c['delta']:.4f}), layers {layers}, "
+    return (f"{head}windows <= {c['window']} {c['tokenizer']} tokens (fit: {c['window_fit']}), driver {c['driver']}, "
+            f"{search}, batch {c['batch_size']}, L0 stubs {c['l0_stubs']}, reuse {c['reuse']}")
+
+
+def add_reuse(p: argparse.ArgumentParser) -> None:
+    """``--no-reuse``: encode every window, even one whose text the run already encoded (SPEC §4.4)."""
+    p.add_argument("--no-reuse", action="store_true",
+                   help="encode every window again, even when the run already encoded its exact text (default: "
+                        "each distinct window text is encoded once per run, keyed by its digest; spec §4.4)")
+
+
+def reuse_line(total: dict[str, Any], enabled: bool) -> str:
+    """How many windows went through the encoder and how many reused an earlier encoding of the
+    same text (SPEC §4.4), for the people's view of compact, sweep, pairs and compare."""
+    enc, reused = total.get("windows_encoded", 0), total.get("windows_reused", 0)
+    if not enabled:
+        return f"encoding: {enc} windows encoded, none reused (--no-reuse)"
+    return (f"encoding: {enc} windows encoded, {reused} reused (their exact text was already encoded in this run; "
+            "spec §4.4)")
+
+
 def add_format(p: argparse.ArgumentParser) -> None:
     """``--format``: the trajectory loader (default: detected per file)."""
     from ..text.loaders import FORMATS

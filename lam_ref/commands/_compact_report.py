@@ -17,7 +17,7 @@ from ..text.residuals import (  # noqa: F401  (re-exported, their former home)
     safe_name,
     written_problems,
 )
-from ._common import L0_STUB_RULES, printable, write_json  # noqa: F401  (L0_STUB_RULES: re-exported)
+from ._common import L0_STUB_RULES, config_line, printable, reuse_line, write_json  # noqa: F401  (L0_STUB_RULES: re-exported)
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]
@@ -98,6 +98,8 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
         f"map digest {total['map_digest']}",
         file=out,
     )
+    print(config_line(config), file=out)
+    print(reuse_line(total, getattr(config, "reuse", True)), file=out)
     print("columns: see `lam-ref compact --help` (legend)", file=out)
 
 

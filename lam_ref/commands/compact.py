@@ -23,6 +23,7 @@ from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, compact_trajectory, result_summary, summarize
 from ..text.records import OBSERVATION, TrajectoryFormatError
 from ..text.residuals import claim_residual_dir
+from ..text.reuse import EncodingCache
 from ._common import (
     EmbeddingSaver,
     RunProgress,
@@ -30,17 +31,15 @@ from ._common import (
     add_encoder,
     add_format,
     add_json,
-    add_l0_stubs,
+    add_layer_options,
     add_mkdir,
     add_progress,
     add_save_embeddings,
     add_threshold,
-    add_window,
-    l0_net_positive,
+    compaction_config,
     plan_trajectory_files,
     planned_trajectories,
     refuse_outputs_in_inputs,
-    validate_batch_size,
     validate_json_dest,
     validate_output_dir,
     validate_output_file,
@@ -88,16 +87,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_mkdir(p)
     add_save_embeddings(p)
     add_device(p)
-    add_window(p)
-    p.add_argument("--window-fit", choices=("encoder", "none"), default="encoder",
-                   help="encoder (default): each window ends where the encoder stops reading, so L1 never deletes "
-                        "text it did not see (spec §3.4); none: the paper's fixed --window-token windows")
-    p.add_argument("--driver", choices=("online", "batch"), default="online",
-                   help="L1 driver: Algorithm 1 turn by turn (default) or Algorithm 2")
-    p.add_argument("--exhaustive", action="store_true", help="exhaustive candidate search (equals the oracle)")
+    add_layer_options(p)
     p.add_argument("--both-orders", action="store_true",
                    help="also run the other layer order (Table 12 ablation; L0->L1 encodes the L0 residual)")
-    add_l0_stubs(p)
     p.add_argument("--l2-rel-eb", type=float, default=DEFAULT_REL_EB, metavar="EB",
                    help=f"L2 codec relative error bound for the storage report of the retained embeddings "
                         f"(default {DEFAULT_REL_EB}, Table 20)")
@@ -112,18 +104,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     # everything that can be checked without the model is checked first (a bad input costs no load)
-    config = CompactionConfig(
-        threshold=args.threshold,
-        layers=parse_layers(args.layers),
-        window=args.window,
-        fit_window=args.window_fit == "encoder",
-        batch_size=validate_batch_size(args.batch_size),
-        driver=args.driver,
-        exhaustive=args.exhaustive,
-        both_orders=args.both_orders,
-        l2_rel_eb=None if args.no_l2 else args.l2_rel_eb,
-        l0_net_positive=l0_net_positive(args),
-    )
+    config = compaction_config(args, threshold=args.threshold, layers=parse_layers(args.layers),
+                               both_orders=args.both_orders, l2_rel_eb=None if args.no_l2 else args.l2_rel_eb)
     files = plan_trajectory_files(args.paths, args.format, "compact")
     sidecar = str(EmbeddingSaver(args.save_embeddings).ids_path) if args.save_embeddings else None
     refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--save-embeddings", args.save_embeddings),
@@ -159,6 +141,7 @@ def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list)
     writer = ResidualWriter(args.residual_dir, native=args.residual_format == "native") if args.residual_dir else None
     saver = EmbeddingSaver(args.save_embeddings) if args.save_embeddings else None
     progress = RunProgress(len(files), enabled=not args.no_progress, desc="compact")
+    reuse = EncodingCache(enabled=config.reuse)  # one per run: each distinct window text encoded once (SPEC §4.4)
     try:
         for item in planned_trajectories(files, args.format, "compact", failures, progress):
             cache: dict[str, Any] = {}
@@ -167,7 +150,7 @@ def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list)
                                "compact; the trajectory is kept as it is)")
             stage = "compaction"
             try:  # every step of one trajectory, its writes included (D7), fails alone
-                res = compact_trajectory(item, encoder, config, cache=cache)
+                res = compact_trajectory(item, encoder, config, cache=cache, reuse=reuse)
                 stage = "writing its residual"
                 apath = writer.write(res)[1] if writer is not None else None
             except (Exception, RecursionError) as exc:  # noqa: BLE001 - one trajectory must not sink a batch

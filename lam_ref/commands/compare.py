@@ -62,19 +62,24 @@ from ..tables import pct, plural
 from ..text.chunking import get_tokenizer
 from ..text.encoders import Encoder, get_encoder
 from ..text.loaders import LoadFailure
-from ..text.pipeline import Encoded, encode_chunks
+from ..text.pipeline import CompactionConfig, Encoded, encode_chunks
 from ..text.records import Trajectory
+from ..text.reuse import EncodingCache
 from ._common import (
     RunProgress,
     add_device,
     add_encoder,
     add_format,
     add_json,
+    add_layer_options,
     add_progress,
+    compaction_config,
+    config_line,
     loaded_trajectories,
     plan_trajectory_files,
     pyplot,
     refuse_outputs_in_inputs,
+    reuse_line,
     table,
     validate_output_file,
     write_json,
@@ -85,6 +90,7 @@ DEFAULT_OPS: dict[str, list[Any]] = {"t": [0.99, 0.95, 0.90], "k": [10, 5, 3], "
                                      "tau": [0.80, 0.90, 0.95], "budget": [2048, 1024, 512]}
 DEFAULT_TAUS = ["1.0", "0.999", "0.99", "0.95"]
 CHUNK_METHODS = frozenset({"lam", "l1", "semdedup"})
+LAM_METHODS = frozenset({"lam", "l1", "l0"})
 
 
 class CountingEncoder(Encoder):
@@ -130,6 +136,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--lre-weights", metavar="PATH", help="LRE weights file (default: the shipped lre_weights.json)")
     add_encoder(p)
     add_device(p)
+    add_layer_options(p)
     add_format(p)
     p.add_argument("--gold", metavar="PATCHES", help="gold patches (the formats of lam-ref sweep --gold)")
     p.add_argument("--taus", nargs="+", default=DEFAULT_TAUS, help="retention floors of ECR@τ (default 1.0 0.999 0.99 0.95)")
@@ -142,12 +149,14 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 @dataclass(frozen=True)
 class Plan:
-    """The validated arguments."""
+    """The validated arguments; ``config``: LAM's layer settings, the object ``lam-ref compact``
+    builds from the same options (its threshold and layers are set per row)."""
 
     methods: list[str]
     ops: dict[str, list[Any]]
     taus: dict[str, Fraction]
     seeds: int
+    config: CompactionConfig
 
 
 def _int(v: Any, name: str, lo: int) -> int:
@@ -179,6 +188,7 @@ def validate_args(args: argparse.Namespace) -> Plan:
         _int(args.semdedup_k, "--semdedup-k", 1)
     _int(args.gem_min_blocks, "--gem-min-blocks", 0)
     _int(args.batch_size, "--batch-size", 1)
+    config = compaction_config(args, l2_rel_eb=None)
     if args.json and args.json != "-":
         validate_output_file(args.json, "--json")
     if args.plot:
@@ -187,7 +197,7 @@ def validate_args(args: argparse.Namespace) -> Plan:
         if not args.gold:
             raise LamValueError(f"--plot {args.plot!r} needs --gold (the plot's y axis is evidence retained)")
         validate_output_file(args.plot, "--plot")
-    return Plan(methods, ops, taus, seeds)
+    return Plan(methods, ops, taus, seeds, config)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -319,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
 
     encoded: list[Encoded | None] = []
     encode_s = 0.0
+    reuse = EncodingCache(enabled=plan.config.reuse)  # one per run (SPEC §4.4)
     progress = RunProgress(len(trajs), enabled=not args.no_progress, desc="compare")
 
     def advancing(items: list[Trajectory]):
@@ -334,7 +345,8 @@ def run(args: argparse.Namespace) -> int:
             encoder.current = "chunks"
             t0 = time.perf_counter()
             items = [(i, t.records[i].turn, t.records[i].text) for i in t.observation_indices]
-            enc = encode_chunks(items, encoder, tok, batch_size=args.batch_size)
+            enc = encode_chunks(items, encoder, tok, window=plan.config.window, batch_size=plan.config.batch_size,
+                                fit=plan.config.fit_window, reuse=reuse)
             progress.note(windows=len(enc.chunks))
             encode_s += time.perf_counter() - t0
         encoded.append(enc)
@@ -342,9 +354,9 @@ def run(args: argparse.Namespace) -> int:
             if method in ("lam", "l1"):
                 for th in plan.ops["t"]:
                     row(method, {"t": th}).add(timed(run_lam, method, t, encoder, threshold=th,
-                                                     cache={"orig": enc}, batch_size=args.batch_size), ln)
+                                                     cache={"orig": enc}, config=plan.config), ln)
             elif method == "l0":
-                row("l0", {}).add(timed(run_lam, "l0", t, None), ln)
+                row("l0", {}).add(timed(run_lam, "l0", t, None, config=plan.config), ln)
             elif method == "masking":
                 for k in plan.ops["k"]:
                     row("masking", {"k": k}).add(timed(mask, t, k, tok), ln)
@@ -388,14 +400,21 @@ def run(args: argparse.Namespace) -> int:
         ln in t.records[i].text for ln in lines[t.id] for i in t.observation_indices)}) if with_gold else 0
     enc_line = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items()) or "none"
     print(f"\n{plural(len(trajs))}; encoder {encoder.name if encoder else '—'}: {sum(counts.values())} texts encoded "
-          f"({enc_line}; each chunk once) in {encode_s:.1f} s; total {total_s:.1f} s"
+          f"({enc_line}; each distinct chunk text once) in {encode_s:.1f} s; total {total_s:.1f} s"
           + (f"; evidence over {plural(ev_n)} with witnessed lines ({len(lines)} gold-matched)" if with_gold else ""),
           file=out)
+    if LAM_METHODS & set(plan.methods):
+        print("lam/l1/l0 " + config_line(plan.config, per_row=True), file=out)
+    if CHUNK_METHODS & set(plan.methods):
+        print(reuse_line({"windows_encoded": reuse.encoded, "windows_reused": reuse.reused}, reuse.enabled), file=out)
     report = {
         "trajectories": len(trajs),
         "methods": plan.methods,
         "encoder": encoder.describe() if encoder else None,
         "encode_counts": counts,
+        "config": plan.config.to_json(),
+        "encoding": {"windows_encoded": reuse.encoded, "windows_reused": reuse.reused,
+                     "reuse": plan.config.to_json()["reuse"]},
         "encode_s": encode_s,
         "total_s": total_s,
         "semdedup": {"scope": args.semdedup_scope, "seeds": plan.seeds, "per_cluster": args.per_cluster,

@@ -26,6 +26,7 @@ from ..text.chunking import get_tokenizer
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import encode_chunks
+from ..text.reuse import EncodingCache
 from ._common import (
     EmbeddingSaver,
     RunProgress,
@@ -35,6 +36,7 @@ from ._common import (
     add_json,
     add_mkdir,
     add_progress,
+    add_reuse,
     add_save_embeddings,
     add_threshold,
     add_window,
@@ -42,6 +44,7 @@ from ._common import (
     planned_trajectories,
     printable,
     refuse_outputs_in_inputs,
+    reuse_line,
     table,
     validate_batch_size,
     validate_json_dest,
@@ -161,6 +164,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_json(p)
     add_mkdir(p)
     add_save_embeddings(p)
+    add_reuse(p)
     add_progress(p)
     p.set_defaults(func=run)
     return p
@@ -191,11 +195,12 @@ def run(args: argparse.Namespace) -> int:
     where: list[tuple[str, int, int]] = []  # (trajectory id, window id, record index)
     groups: list[int] = []
     progress = RunProgress(len(files), enabled=not args.no_progress, desc="pairs")
+    reuse = EncodingCache(enabled=not args.no_reuse)  # one per run (SPEC §4.4)
     try:
         for g, item in enumerate(planned_trajectories(files, args.format, "pairs", failures, progress,
                                                       show_warnings=False)):
             its = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
-            enc = encode_chunks(its, encoder, tok, window=args.window, batch_size=args.batch_size)
+            enc = encode_chunks(its, encoder, tok, window=args.window, batch_size=args.batch_size, reuse=reuse)
             saver.add(item.id, enc)
             texts.extend(c.text for c in enc.chunks)
             where.extend((item.id, c.id, c.record) for c in enc.chunks)
@@ -224,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{plural(len(texts), 'window')} in {plural(n_traj)}; encoder {encoder.name}; t={t} (δ={delta_from_t(t):.4f}); "
           f"{scope}", file=out)
     print(table(rows, ["pairs", "looked at", f"within δ (cos >= {t})"]), file=out)
+    encoding = {"windows_encoded": reuse.encoded, "windows_reused": reuse.reused}
+    print(reuse_line(encoding, reuse.enabled), file=out)
     listed = []
     for dist, i, j in closest:
         listed.append({"distance": dist, "cosine": 1.0 - dist * dist / 2.0,
@@ -244,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
             "threshold": t, "delta": delta_from_t(t), "pool": bool(args.pool), "top_distinct": bool(args.top_distinct),
             "encoder": encoder.describe(),
             "windows": len(texts), "trajectories": n_traj, "counts": c, "closest": listed,
+            "encoding": {**encoding, "reuse": "distinct-texts" if reuse.enabled else "none"},
             "failures": [f.to_json() for f in failures],
         }
         if args.save_embeddings:

@@ -53,6 +53,7 @@ from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, Encoded, compact_trajectory
 from ..text.records import Trajectory
+from ..text.reuse import EncodingCache
 from ._common import (
     EmbeddingSaver,
     RunProgress,
@@ -63,11 +64,13 @@ from ._common import (
     add_l0_stubs,
     add_mkdir,
     add_progress,
+    add_reuse,
     add_save_embeddings,
     l0_net_positive,
     plan_trajectory_files,
     planned_trajectories,
     refuse_outputs_in_inputs,
+    reuse_line,
     table,
     validate_batch_size,
     validate_json_dest,
@@ -135,6 +138,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--recall-k", type=int, default=10,
                    help="k of recall@k and of the QA evidence hit rate (default 10; 0 to skip)")
     add_l0_stubs(p)
+    add_reuse(p)
     add_device(p)
     add_json(p, "rows")
     add_mkdir(p)
@@ -168,7 +172,7 @@ def validate_args(args: argparse.Namespace) -> _Plan:
     try:
         layers = parse_layers(args.layers)
         configs = [CompactionConfig(threshold=t, layers=layers, batch_size=args.batch_size, per_layer=False,
-                                    l0_net_positive=net_positive)
+                                    l0_net_positive=net_positive, reuse=not getattr(args, "no_reuse", False))
                    for t in thresholds]
     except LamValueError as exc:
         raise LamValueError(f"--layers must be l1,l0, l0,l1, l1 or l0, got {args.layers!r} ({exc})") from exc
@@ -212,12 +216,15 @@ class _Acc:
 
 
 def measure_trajectory(item: Trajectory, encoder: Any, plan: _Plan, batch_size: int,
-                       gold: dict[str, str] | None) -> dict[str, Any]:
+                       gold: dict[str, str] | None, reuse: EncodingCache | None = None) -> dict[str, Any]:
     """One trajectory's contribution to every row of the sweep (the serial inner loop; the Dask
     run calls it per file on the workers, :mod:`lam_ref.distributed`): per threshold, token
     counts, kept windows, merge distances, recall and QA hits, evidence results; and whether the
-    trajectory has a gold patch and witnessed evidence. :meth:`_Sweep.add` folds it in."""
+    trajectory has a gold patch and witnessed evidence. :meth:`_Sweep.add` folds it in. ``reuse``:
+    the run's window embeddings by text digest (SPEC §4.4; ``None``: within this trajectory)."""
     layers, k = plan.layers, plan.recall_k
+    if reuse is None:
+        reuse = EncodingCache(enabled=plan.configs[0].reuse if plan.configs else True)
     cache: dict[str, Encoded] = {}
     queries, source, qa, qa_emb = None, None, [], None
     if k > 0:
@@ -233,10 +240,12 @@ def measure_trajectory(item: Trajectory, encoder: Any, plan: _Plan, batch_size: 
     patch = gold[key] if gold is not None and key is not None else None
     lines = E.evidence_lines(patch) if patch is not None else None
     out: dict[str, Any] = {"gold_key": key, "has_gold": patch is not None, "witnessed": False, "queries": None,
-                           "windows": 0, "rows": []}
+                           "windows": 0, "encoded": 0, "reused": 0, "rows": []}
     for cfg in plan.configs:
         first = not out["rows"]
-        res = compact_trajectory(item, encoder, cfg, cache=cache)
+        res = compact_trajectory(item, encoder, cfg, cache=cache, reuse=reuse)
+        out["encoded"] += res.windows_encoded
+        out["reused"] += res.windows_reused
         if first:
             out["windows"] = res.chunks
             out["orig"] = cache.get("orig")  # for --save-embeddings (serial only; not serialised)
@@ -319,6 +328,7 @@ class _Sweep:
         self.ev_idx: list[int] = []  # ... of those with >= 1 witnessed evidence line
         self.query_counts = {"action": 0, "qa": 0}
         self.gold_used: set[str] = set()
+        self.encoding = {"windows_encoded": 0, "windows_reused": 0}  # SPEC §4.4
 
     def add(self, c: dict[str, Any]) -> None:
         j = self.n_traj
@@ -331,6 +341,8 @@ class _Sweep:
             self.ev_idx.append(j)
         if c["queries"] is not None:
             self.query_counts[c["queries"][0]] += c["queries"][1]
+        self.encoding["windows_encoded"] += c.get("encoded", 0)
+        self.encoding["windows_reused"] += c.get("reused", 0)
         for acc, r in zip(self.accs, c["rows"]):
             acc.tokens.append(tuple(r["tokens"]))
             acc.chunks += r["chunks"]
@@ -361,8 +373,9 @@ def run(args: argparse.Namespace) -> int:
     failures: list[LoadFailure] = []
     saver = EmbeddingSaver(args.save_embeddings) if getattr(args, "save_embeddings", None) else None
     progress = RunProgress(len(plan.files), enabled=not args.no_progress, desc="sweep")
+    reuse = EncodingCache(enabled=not args.no_reuse)  # one per run (SPEC §4.4)
     for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress, show_warnings=False):
-        c = measure_trajectory(item, encoder, plan, args.batch_size, plan.gold)
+        c = measure_trajectory(item, encoder, plan, args.batch_size, plan.gold, reuse)
         progress.note(windows=c["windows"], trajectories=1)
         if saver is not None and c["orig"] is not None:
             saver.add(item.id, c["orig"])
@@ -388,6 +401,7 @@ def report(args: argparse.Namespace, sweep: _Sweep, encoder: dict[str, Any], fai
         header, rows = _table(rows_json, k, gold is not None)
         print(table(rows, header), file=out)
         print(f"encoder {encoder['name']}, layers {'->'.join(x.upper() for x in plan.layers)}, {plural(n_traj)}", file=out)
+        print(reuse_line(sweep.encoding, plan.configs[0].reuse), file=out)
         if any(r.get("evidence_hit") for r in rows_json):
             hit = next(r["evidence_hit"] for r in rows_json if r.get("evidence_hit"))
             print(f"QA evidence hit@{k} over {hit['questions']} questions with evidence: full index, and kept "
@@ -419,6 +433,7 @@ def report(args: argparse.Namespace, sweep: _Sweep, encoder: dict[str, Any], fai
                              "covers": SET_NOTES["evidence"]},
             },
             "recall_queries": sweep.query_counts,
+            "encoding": {**sweep.encoding, "reuse": plan.configs[0].to_json()["reuse"] if plan.configs else None},
             "gold_unmatched": sorted(set(gold) - gold_used) if gold is not None else None,
             "failures": failures,
             "embeddings": embeddings,
@@ -476,7 +491,9 @@ def sweep_file(index: int, path: str, tid: str, *, fmt: str | None, encoder_name
     trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device)
     gold = cached_gold(gold_path, gold_sha256) if gold_path is not None and gold_sha256 is not None else None
-    contributions = [contribution_to_json(measure_trajectory(t, encoder, plan, batch_size, gold)) for t in trajs]
+    reuse = EncodingCache(enabled=plan.configs[0].reuse if plan.configs else True)  # within the file (SPEC §4.4)
+    contributions = [contribution_to_json(measure_trajectory(t, encoder, plan, batch_size, gold, reuse))
+                     for t in trajs]
     write_file_output(run_dir, {"index": index, "path": path, "contributions": contributions, "failures": failures,
                                 "encoder": encoder.describe()})
     return {"index": index, "trajectories": len(contributions), "failed": len(failures), "pid": os.getpid()}

@@ -21,11 +21,13 @@ from ._common import (
     add_json,
     add_mkdir,
     add_progress,
+    add_reuse,
     embeddings_ids_path,
     load_embeddings,
     plan_trajectory_files,
     planned_trajectories,
     refuse_outputs_in_inputs,
+    reuse_line,
     table,
     validate_input_paths,
     validate_json_dest,
@@ -58,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--format", help="trajectory loader (default: detect per file)")
     p.add_argument("--encoder", default=None, help="encoder for trajectories (default: the real MiniLM)")
     p.add_argument("--limit", type=int, default=None, help="verify at most this many trajectories")
+    add_reuse(p)
     p.add_argument("--per-set", action="store_true", help="also print one line per set")
     add_json(p)
     add_mkdir(p)
@@ -135,6 +138,7 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
         from ..text.encoders import DEFAULT_ENCODER, get_encoder
         from ..text.loaders import LoadFailure
         from ..text.pipeline import CompactionConfig, encode_chunks
+        from ..text.reuse import EncodingCache
     except ImportError as exc:  # pragma: no cover - depends on the text layer being installed
         raise LamValueError(f"verifying trajectories needs lam_ref.text.pipeline, which is not importable: {exc}") from exc
     from ..verify import verify_set
@@ -144,6 +148,9 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
     tok = get_tokenizer(config.tokenizer)
     meta["encoder"] = encoder.describe()
     meta["failures"] = []
+    reuse = EncodingCache(enabled=not getattr(args, "no_reuse", False))  # one per run (SPEC §4.4)
+    meta["encoding"] = {"windows_encoded": 0, "windows_reused": 0,
+                        "reuse": "distinct-texts" if reuse.enabled else "none"}
     count = 0
     failures: list[LoadFailure] = []
     files = plan_trajectory_files(args.paths, args.format)
@@ -153,7 +160,9 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
             if args.limit is not None and count >= args.limit:
                 break
             items = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
-            enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size)
+            enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size,
+                                reuse=reuse)
+            meta["encoding"].update(windows_encoded=reuse.encoded, windows_reused=reuse.reused)
             progress.note(windows=len(enc.chunks), trajectories=1)
             if enc.embeddings.shape[0] == 0:
                 continue
@@ -194,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
         + (f", encoder {meta['encoder'].get('name')}" if "encoder" in meta else ""),
         file=out,
     )
+    if "encoding" in meta:
+        print(reuse_line(meta["encoding"], meta["encoding"]["reuse"] != "none"), file=out)
     for path in meta.get("ids_files", []):
         print(f"{path}: one set per trajectory, as named by the .ids.json beside it (--pool: one set)", file=out)
     print(table(table_rows(results), ["claim", "measured", "bound", "result"]), file=out)

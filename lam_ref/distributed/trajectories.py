@@ -153,13 +153,15 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
     from ..text.encoders import get_encoder
     from ..text.pipeline import compact_trajectory, result_summary
     from ..text.residuals import result_problems
+    from ..text.reuse import EncodingCache
 
     trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device) if trajs and config.uses_encoder else None
     summaries, problems, staged = [], [], []
+    reuse = EncodingCache(enabled=config.reuse)  # workers share nothing: reuse within the file (SPEC §4.4)
     for k, traj in enumerate(trajs):
         try:
-            res = compact_trajectory(traj, encoder, config)
+            res = compact_trajectory(traj, encoder, config, reuse=reuse)
         except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch (as serial)
             failures.append(_failure(traj.path, f"compaction failed: {type(exc).__name__}: {exc}"))
             continue
@@ -185,23 +187,25 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
     from ..text.chunking import get_tokenizer
     from ..text.encoders import get_encoder
     from ..text.pipeline import encode_chunks
+    from ..text.reuse import EncodingCache
     from .shards import write_shard
 
     trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device)
     tok = get_tokenizer(config.tokenizer)
     blocks, entries = [], []
+    reuse = EncodingCache(enabled=config.reuse)  # workers share nothing: reuse within the file (SPEC §4.4)
     for traj in trajs:
         items = [(i, traj.records[i].turn, traj.records[i].text) for i in traj.observation_indices]
         try:
             enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size,
-                                fit=config.fit_window)
+                                fit=config.fit_window, reuse=reuse)
         except Exception as exc:  # noqa: BLE001
             failures.append(_failure(traj.path, f"encoding failed: {type(exc).__name__}: {exc}"))
             continue
         blocks.append(enc.embeddings)
         entries.append({"id": traj.id, "path": traj.path, "chunks": int(enc.embeddings.shape[0]),
-                        "truncated": enc.truncated,
+                        "truncated": enc.truncated, "encoded": enc.encoded, "reused": enc.reused,
                         "tokens": int(sum(c.tokens for c in enc.chunks))})
     emb = np.concatenate(blocks) if blocks else np.zeros((0, encoder.dim), np.float32)
     shard = write_shard(Path(run_dir) / "shards" / f"{index:07d}.npy", emb)

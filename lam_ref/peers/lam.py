@@ -11,6 +11,7 @@ before prefill and never revise, so they are prefix-stable (§3.2, App. E.2). Op
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -18,6 +19,7 @@ from ..geometry import LamValueError
 from ..text.encoders import Encoder
 from ..text.pipeline import CompactionConfig, CompactionResult, Encoded, compact_trajectory
 from ..text.records import Trajectory
+from ..text.reuse import EncodingCache
 from .base import PeerResult, RemovalRecord
 
 __all__ = ["LAYERS_OF", "l0_deleted_lines", "run_lam"]
@@ -50,12 +52,18 @@ def run_lam(
     threshold: float = 0.95,
     cache: dict[str, Encoded] | None = None,
     batch_size: int = 64,
+    config: CompactionConfig | None = None,
+    reuse: EncodingCache | None = None,
 ) -> PeerResult:
     """Run ``method`` (``"lam"``, ``"l1"`` or ``"l0"``) on one trajectory.
 
     Args:
         cache: the pipeline's encoding cache (key ``"orig"``), shared with other thresholds and
             with SemDeDup so that each chunk is encoded once.
+        config: the layer settings (``lam-ref compare`` passes the one ``lam-ref compact`` would
+            build from the same options; issue 23 §2); its threshold and layers are replaced by
+            ``threshold`` and the method's. ``None``: the library defaults with ``batch_size``.
+        reuse: the run's window embeddings by text digest (SPEC §4.4).
 
     Raises:
         LamValueError: unknown method or invalid threshold (from :class:`CompactionConfig`).
@@ -63,9 +71,10 @@ def run_lam(
     if method not in LAYERS_OF:
         raise LamValueError(f"method must be one of {sorted(LAYERS_OF)}, got {method!r}")
     layers = LAYERS_OF[method]
-    cfg = CompactionConfig(threshold=threshold, layers=layers, per_layer=False, batch_size=batch_size)
+    base = config if config is not None else CompactionConfig(batch_size=batch_size)
+    cfg = dataclasses.replace(base, threshold=threshold, layers=layers, per_layer=False, both_orders=False)
     t0 = time.perf_counter()
-    res = compact_trajectory(traj, encoder if "l1" in layers else None, cfg, cache=cache)
+    res = compact_trajectory(traj, encoder if "l1" in layers else None, cfg, cache=cache, reuse=reuse)
     wall = time.perf_counter() - t0
     op: dict[str, Any] = {"t": threshold} if "l1" in layers else {}
     if method == "l0":

@@ -52,6 +52,7 @@ from .encoders import DEFAULT_BATCH_SIZE, Encoder
 from .lines import dedup_records
 from .loaders import LoadFailure, iter_trajectories
 from .records import OBSERVATION, Record, Trajectory
+from .reuse import EncodingCache
 from .stubs import STUB_PREFIX, L1Stub, try_parse_stub
 
 __all__ = [
@@ -102,6 +103,9 @@ class CompactionConfig:
     #: never deletes text its encoder did not see. ``False``: the paper's fixed ``window``-token
     #: windows (their tokens beyond the horizon are reported as ``unseen_tokens``).
     fit_window: bool = True
+    #: SPEC §4.4: each distinct window text is encoded once per run (the run's
+    #: :class:`~lam_ref.text.reuse.EncodingCache`); ``False`` (``--no-reuse``) encodes every window.
+    reuse: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "threshold", validate_threshold(self.threshold, "threshold"))
@@ -138,6 +142,7 @@ class CompactionConfig:
             "both_orders": self.both_orders,
             "l2_rel_eb": self.l2_rel_eb,
             "l0_stubs": "net-positive" if self.l0_net_positive else "paper",
+            "reuse": "distinct-texts" if self.reuse else "none",
         }
 
 
@@ -156,6 +161,9 @@ class Encoded:
     chunk_s: float
     #: of ``chunk_s``: time in the encoder's tokenizer fitting the windows to its horizon (SPEC §3.4)
     fit_s: float = 0.0
+    #: windows that went through the encoder, and windows whose text was already encoded (SPEC §4.4)
+    encoded: int = 0
+    reused: int = 0
 
     @property
     def unseen_tokens(self) -> int:
@@ -172,19 +180,23 @@ def encode_chunks(
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = False,
     fit: bool = True,
+    reuse: EncodingCache | None = None,
 ) -> Encoded:
     """Chunk ``(record, turn, text)`` items and encode all windows in one pass (SPEC §3, §4);
-    ``fit``: windows end at ``encoder``'s horizon (SPEC §3.4), else ``window`` tokens each."""
+    ``fit``: windows end at ``encoder``'s horizon (SPEC §3.4), else ``window`` tokens each.
+    ``reuse``: the run's :class:`~lam_ref.text.reuse.EncodingCache` (SPEC §4.4: each distinct window
+    text encoded once per run); ``None``: each distinct text encoded once in this call."""
     t0 = time.perf_counter()
     horizon = _TimedHorizon(encoder)
     chunks = chunk_records(items, tokenizer, window, horizon=horizon, fit=fit)
     t1 = time.perf_counter()
     texts = [c.text for c in chunks]
-    emb = encoder.encode(texts, batch_size=batch_size, progress=progress)
+    reuse = EncodingCache() if reuse is None else reuse
+    emb, n_enc, n_reused = reuse.encode(encoder, texts, batch_size=batch_size, progress=progress)
     # every window's own text was measured by the encoder's tokenizer while cutting (SPEC §3.4)
     truncated = sum(1 for c in chunks if c.unseen) if encoder.max_tokens is not None else 0
     t2 = time.perf_counter()
-    return Encoded(chunks, emb, truncated, t2 - t1, t1 - t0 - horizon.seconds, horizon.seconds)
+    return Encoded(chunks, emb, truncated, t2 - t1, t1 - t0 - horizon.seconds, horizon.seconds, n_enc, n_reused)
 
 
 class _TimedHorizon:
@@ -374,6 +386,10 @@ class CompactionResult(MapView):
     l2: _codec.StorageReport | None = None
     #: cl100k tokens of the windows beyond the encoder's horizon (SPEC §3.4; 0 with ``fit_window``).
     unseen_tokens: int = 0
+    #: windows encoded and windows whose text the run had already encoded, over every encoding of
+    #: this trajectory (its residual's too with ``both_orders``; SPEC §4.4)
+    windows_encoded: int = 0
+    windows_reused: int = 0
 
     # -- derived -------------------------------------------------------------------------------
     @property
@@ -444,6 +460,8 @@ class CompactionResult(MapView):
             "truncated_windows": self.truncated,
             "truncation_rate": self.truncated / n if n else 0.0,
             "unseen_tokens": self.unseen_tokens,
+            "windows_encoded": self.windows_encoded,
+            "windows_reused": self.windows_reused,
             "window_fit": "encoder" if self.config.fit_window else "none",
             "pairs_verified": self.pairs_verified,
             "l1_stubs": self.l1_stubs,
@@ -464,17 +482,21 @@ def compact_trajectory(
     *,
     progress: bool = False,
     cache: dict[str, Encoded] | None = None,
+    reuse: EncodingCache | None = None,
 ) -> CompactionResult:
     """Compact one trajectory (see the module docstring for the stages).
 
     ``encoder`` may be ``None`` only when L1 is not among ``config.layers`` (then the L1-alone
     removal is not reported). ``cache`` (a dict kept by the caller) reuses encodings across runs of the same trajectory
-    with other thresholds (``lam-ref sweep``): keys ``"orig"`` and ``"l0"``.
+    with other thresholds (``lam-ref sweep``): keys ``"orig"`` and ``"l0"``. ``reuse``: the run's
+    cache of window embeddings by text digest (SPEC §4.4); ``None``: reuse inside this trajectory.
     """
     config = config or CompactionConfig()
     if encoder is None and config.uses_encoder:
         raise LamValueError(f"encoder is required for layers {config.layers!r} (L1 embeds windows)")
     cache = {} if cache is None else cache
+    reuse = EncodingCache(enabled=config.reuse) if reuse is None else reuse
+    counts = {"encoded": 0, "reused": 0}
     timings: dict[str, float] = {"chunk": 0.0, "fit": 0.0, "encode": 0.0, "l1": 0.0, "l0": 0.0, "residual": 0.0,
                                  "tokens": 0.0}
     t_all = time.perf_counter()
@@ -487,8 +509,10 @@ def compact_trajectory(
             assert encoder is not None
             cache[key] = encode_chunks(
                 its, encoder, tok, window=config.window, batch_size=config.batch_size, progress=progress,
-                fit=config.fit_window,
+                fit=config.fit_window, reuse=reuse,
             )
+            counts["encoded"] += cache[key].encoded
+            counts["reused"] += cache[key].reused
             timings["chunk"] += cache[key].chunk_s
             timings["fit"] += cache[key].fit_s
             timings["encode"] += cache[key].encode_s
@@ -593,6 +617,8 @@ def compact_trajectory(
         timings=timings,
         l2=l2,
         unseen_tokens=unseen,
+        windows_encoded=counts["encoded"],
+        windows_reused=counts["reused"],
     )
 
 
@@ -744,6 +770,8 @@ def summarize(results: Sequence[dict[str, Any]], config: CompactionConfig) -> di
         "truncated_windows": trunc,
         "truncation_rate": trunc / chunks if chunks else 0.0,
         "unseen_tokens": sum(r.get("unseen_tokens", 0) for r in results),
+        "windows_encoded": sum(r.get("windows_encoded", 0) for r in results),
+        "windows_reused": sum(r.get("windows_reused", 0) for r in results),
         "window_fit": results[0].get("window_fit") if results else ("encoder" if config.fit_window else "none"),
         "l1_stubs": sum(r["l1_stubs"] for r in results),
         "l0_stubs": sum(r["l0_stubs"] for r in results),
