@@ -128,3 +128,20 @@ def test_reuse_keeps_every_digest_on_real_replays(tmp_path, capsys):
     assert f"encoding: {ta['windows_encoded']} windows encoded, {ta['windows_reused']} reused" in out, out
     assert "none reused (--no-reuse)" in out_all, out_all
     assert ra["config"]["reuse"] == "distinct-texts" and rb["config"]["reuse"] == "none", "the config says which"
+
+
+@given(texts=st.lists(TEXTS, max_size=20))
+def test_the_probe_encodes_each_distinct_text_once_per_batch_size(texts):
+    """SPEC §4.4 for ``determinism probe``: :func:`encode_corpus` gives every text its plain row and
+    hands the encoder each distinct text once, in first-occurrence order."""
+    from lam_ref.determinism.encoder import encode_corpus
+    from lam_ref.text.reuse import distinct_texts
+
+    distinct, inverse = distinct_texts(texts)
+    assert distinct == list(dict.fromkeys(texts)), f"first-occurrence order: {distinct!r}"
+    assert [distinct[j] for j in inverse] == texts, "inverse maps every text to its copy"
+    enc = Recording()
+    rows = encode_corpus(texts, enc, 3)
+    assert enc.seen == distinct, f"each distinct text once: {enc.seen!r}"
+    expected = HashingEncoder(64).encode(texts) if texts else np.zeros((0, 64), np.float32)
+    assert np.array_equal(rows, expected), "every text gets its own text's row"

@@ -147,8 +147,13 @@ class _ProbeEncoder:
 
 
 def encode_corpus(texts: list[str], encoder: Any, batch_size: int) -> np.ndarray:
-    """Unit float32 rows for ``texts`` at one batch size (validated)."""
-    return encoder.encode(texts, batch_size=validate_positive_int(batch_size, "batch size"))
+    """Unit float32 rows for ``texts`` at one batch size (validated): each distinct text encoded
+    once (SPEC §4.4), its row given to every copy."""
+    from ..text.reuse import distinct_texts
+
+    batch_size = validate_positive_int(batch_size, "batch size")
+    distinct, inverse = distinct_texts(texts)
+    return encoder.encode(distinct, batch_size=batch_size)[inverse]
 
 
 def make_weights_copy(out_dir: str | os.PathLike[str], *, encoder: str = "all-MiniLM-L6-v2", dtype: str = "float16") -> dict[str, Any]:

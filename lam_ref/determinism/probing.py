@@ -25,6 +25,7 @@ from .. import codec as _codec
 from .. import digest as _digest
 from ..devices import require_cuda, validate_device
 from ..geometry import LamValueError, validate_embeddings, validate_positive_int, validate_threshold
+from ..text.reuse import distinct_texts
 from .corpus import load_corpus
 from .encoder import DTYPES, encode_corpus, probe_encoder
 from .margins import (
@@ -400,6 +401,7 @@ def probe(
             "paths": corpus.paths,
             "trajectories": len(corpus.trajectories),
             "chunks": len(corpus.texts),
+            "distinct_texts": len(distinct_texts(corpus.texts)[0]),  # encoded once per batch size (SPEC §4.4)
             "window": corpus.window,
             "tokenizer": corpus.tokenizer,
             "scope": corpus.scope,

@@ -32,7 +32,7 @@ from ..geometry import LamValueError, validate_positive_int
 if TYPE_CHECKING:  # pragma: no cover
     from .encoders import Encoder
 
-__all__ = ["DEFAULT_MAX_BYTES", "EncodingCache", "text_key"]
+__all__ = ["DEFAULT_MAX_BYTES", "EncodingCache", "distinct_texts", "text_key"]
 
 #: Upper bound on the cached rows' bytes (64 MiB: 43,690 rows of D = 384 float32).
 DEFAULT_MAX_BYTES = 64 * 2**20
@@ -41,6 +41,20 @@ DEFAULT_MAX_BYTES = 64 * 2**20
 def text_key(text: str) -> bytes:
     """The cache key of a window text: XXH3-128 of its UTF-8 bytes (lone surrogates kept as such)."""
     return xxhash.xxh3_128_digest(text.encode("utf-8", "surrogatepass"))
+
+
+def distinct_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """``(distinct, inverse)``: the distinct texts (by :func:`text_key`) in first-occurrence order,
+    and for each text the index of its copy among them (``texts[i] == distinct[inverse[i]]``); the
+    determinism probe encodes ``distinct`` once per batch size and gathers ``rows[inverse]``."""
+    first: dict[bytes, int] = {}
+    inverse = np.fromiter((first.setdefault(text_key(t), len(first)) for t in texts), dtype=np.int64,
+                          count=len(texts))
+    distinct = [""] * len(first)
+    for i, j in enumerate(inverse.tolist()):
+        if not distinct[j]:
+            distinct[j] = texts[i]
+    return distinct, inverse
 
 
 class EncodingCache:
