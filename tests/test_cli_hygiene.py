@@ -368,3 +368,18 @@ def test_compare_shows_one_overall_bar_and_no_progress_turns_it_off(tmp_path, ca
     assert "compare: 3/3 files" in err, f"one overall bar that reaches 3/3 files: {err!r}"
     rc, _, err = _run(capsys, "compare", str(d), "--methods", "masking", "--no-progress")
     assert rc == 0 and "files" not in err, f"--no-progress shows no bar: {err!r}"
+
+
+def test_the_bar_moves_during_one_files_encoding(tmp_path, monkeypatch, capsys):
+    """Issue 23 §6: inside one file, the bar counts the windows the encoder has done (per batch, not
+    only when the file ends). Plain-line mode with its interval at 0 shows every update."""
+    from lam_ref.commands._common import RunProgress
+
+    monkeypatch.setattr(RunProgress, "PLAIN_INTERVAL_S", 0.0)
+    d = _corpus(tmp_path, 1)
+    assert main(["pairs", str(d), "--encoder", "hash"]) == 0
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if "files |" in x]
+    during = [x for x in lines if x.startswith("pairs: 0/1 files") and " encoded " in x]
+    assert during, f"a line while the only file is still open shows the windows encoded so far: {lines}"
+    assert lines[-1].startswith("pairs: 1/1 files"), f"the last line is the finished bar: {lines}"

@@ -101,3 +101,18 @@ def test_release_heap_finds_glibc_malloc_trim():
     assert trim is not None, "glibc exports malloc_trim"
     assert trim(0) in (0, 1), "malloc_trim returns 1 if memory was released, else 0"
     assert release_heap() is None, "release_heap returns nothing"
+
+
+@pytest.mark.skipif(not HAVE_ST, reason="sentence-transformers is not installed")
+def test_on_batch_reports_each_batch_and_leaves_the_rows_alone():
+    """Issue 23 §6: the real encoder calls ``on_batch`` after each of its batches (the progress bar's
+    source) without changing the batches: the rows equal a call without it, bit for bit."""
+    from lam_ref.text.encoders import get_encoder
+
+    enc = get_encoder()
+    texts = [f"line {i} " * (1 + i % 9) for i in range(130)]
+    sizes: list[int] = []
+    with_cb = enc.encode(texts, batch_size=64, on_batch=sizes.append)
+    plain = enc.encode(texts, batch_size=64)
+    assert sizes == [64, 64, 2], f"one call per batch of 64: {sizes}"
+    assert np.array_equal(with_cb, plain), "the callback does not change the embeddings"

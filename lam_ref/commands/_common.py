@@ -356,6 +356,7 @@ class RunProgress:
 
         self.windows = 0
         self.trajectories = 0
+        self.encoded = 0
         self._bar = None
         self._plain = False
         self._total = total_files
@@ -387,8 +388,12 @@ class RunProgress:
 
         self._last = time.monotonic()
         secs = int(self._last - self._start)
-        print(f"{self._desc}: {self._done}/{self._total} {self._unit}s | {self.windows} windows, {self.trajectories} "
-              f"trajectories [{secs // 60:02d}:{secs % 60:02d}]", file=sys.stderr, flush=True)
+        print(f"{self._desc}: {self._done}/{self._total} {self._unit}s | {self._counts()} "
+              f"[{secs // 60:02d}:{secs % 60:02d}]", file=sys.stderr, flush=True)
+
+    def _counts(self) -> str:
+        enc = f", {self.encoded} encoded" if self.encoded else ""
+        return f"{self.windows} windows, {self.trajectories} trajectories{enc}"
 
     def advance(self, files: int = 1, windows: int = 0, trajectories: int = 0) -> None:
         """``files`` more files done, having had ``windows`` windows and ``trajectories`` trajectories."""
@@ -398,7 +403,7 @@ class RunProgress:
         self.trajectories += trajectories
         self._done += files
         if self._bar is not None:
-            self._bar.set_postfix_str(f"{self.windows} windows, {self.trajectories} trajectories", refresh=False)
+            self._bar.set_postfix_str(self._counts(), refresh=False)
             self._bar.update(files)
         elif self._plain and time.monotonic() - self._last >= self.PLAIN_INTERVAL_S:
             self._line()
@@ -408,7 +413,23 @@ class RunProgress:
         self.windows += windows
         self.trajectories += trajectories
         if self._bar is not None:
-            self._bar.set_postfix_str(f"{self.windows} windows, {self.trajectories} trajectories", refresh=False)
+            self._bar.set_postfix_str(self._counts(), refresh=False)
+
+    def encoding(self, windows: int) -> None:
+        """``windows`` more windows through the encoder (called per batch, :meth:`Encoder.encode`'s
+        ``on_batch``): the bar moves during a long encoding inside one file (issue 23 §6), redrawn at
+        most 5 times a second on a terminal and every 30 s as a whole line otherwise."""
+        import time
+
+        self.encoded += windows
+        now = time.monotonic()
+        if self._bar is not None:
+            self._bar.set_postfix_str(self._counts(), refresh=False)
+            if now - self._last >= 0.2:
+                self._last = now
+                self._bar.refresh()
+        elif self._plain and now - self._last >= self.PLAIN_INTERVAL_S:
+            self._line()
 
     def write(self, line: str) -> None:
         """Print one line on stderr without breaking the bar (made :func:`printable`)."""

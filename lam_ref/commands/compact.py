@@ -150,7 +150,7 @@ def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list)
                                "compact; the trajectory is kept as it is)")
             stage = "compaction"
             try:  # every step of one trajectory, its writes included (D7), fails alone
-                res = compact_trajectory(item, encoder, config, cache=cache, reuse=reuse)
+                res = compact_trajectory(item, encoder, config, cache=cache, reuse=reuse, on_batch=progress.encoding)
                 stage = "writing its residual"
                 apath = writer.write(res)[1] if writer is not None else None
             except (Exception, RecursionError) as exc:  # noqa: BLE001 - one trajectory must not sink a batch

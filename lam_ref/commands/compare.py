@@ -346,7 +346,7 @@ def run(args: argparse.Namespace) -> int:
             t0 = time.perf_counter()
             items = [(i, t.records[i].turn, t.records[i].text) for i in t.observation_indices]
             enc = encode_chunks(items, encoder, tok, window=plan.config.window, batch_size=plan.config.batch_size,
-                                fit=plan.config.fit_window, reuse=reuse)
+                                fit=plan.config.fit_window, reuse=reuse, on_batch=progress.encoding)
             progress.note(windows=len(enc.chunks))
             encode_s += time.perf_counter() - t0
         encoded.append(enc)

@@ -200,7 +200,8 @@ def run(args: argparse.Namespace) -> int:
         for g, item in enumerate(planned_trajectories(files, args.format, "pairs", failures, progress,
                                                       show_warnings=False)):
             its = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
-            enc = encode_chunks(its, encoder, tok, window=args.window, batch_size=args.batch_size, reuse=reuse)
+            enc = encode_chunks(its, encoder, tok, window=args.window, batch_size=args.batch_size, reuse=reuse,
+                                on_batch=progress.encoding)
             saver.add(item.id, enc)
             texts.extend(c.text for c in enc.chunks)
             where.extend((item.id, c.id, c.record) for c in enc.chunks)

@@ -216,7 +216,8 @@ class _Acc:
 
 
 def measure_trajectory(item: Trajectory, encoder: Any, plan: _Plan, batch_size: int,
-                       gold: dict[str, str] | None, reuse: EncodingCache | None = None) -> dict[str, Any]:
+                       gold: dict[str, str] | None, reuse: EncodingCache | None = None,
+                       on_batch: Any = None) -> dict[str, Any]:
     """One trajectory's contribution to every row of the sweep (the serial inner loop; the Dask
     run calls it per file on the workers, :mod:`lam_ref.distributed`): per threshold, token
     counts, kept windows, merge distances, recall and QA hits, evidence results; and whether the
@@ -243,7 +244,7 @@ def measure_trajectory(item: Trajectory, encoder: Any, plan: _Plan, batch_size: 
                            "windows": 0, "encoded": 0, "reused": 0, "rows": []}
     for cfg in plan.configs:
         first = not out["rows"]
-        res = compact_trajectory(item, encoder, cfg, cache=cache, reuse=reuse)
+        res = compact_trajectory(item, encoder, cfg, cache=cache, reuse=reuse, on_batch=on_batch)
         out["encoded"] += res.windows_encoded
         out["reused"] += res.windows_reused
         if first:
@@ -375,7 +376,7 @@ def run(args: argparse.Namespace) -> int:
     progress = RunProgress(len(plan.files), enabled=not args.no_progress, desc="sweep")
     reuse = EncodingCache(enabled=not args.no_reuse)  # one per run (SPEC §4.4)
     for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress, show_warnings=False):
-        c = measure_trajectory(item, encoder, plan, args.batch_size, plan.gold, reuse)
+        c = measure_trajectory(item, encoder, plan, args.batch_size, plan.gold, reuse, progress.encoding)
         progress.note(windows=c["windows"], trajectories=1)
         if saver is not None and c["orig"] is not None:
             saver.add(item.id, c["orig"])

@@ -161,7 +161,7 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
                 break
             items = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
             enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size,
-                                reuse=reuse)
+                                reuse=reuse, on_batch=progress.encoding)
             meta["encoding"].update(windows_encoded=reuse.encoded, windows_reused=reuse.reused)
             progress.note(windows=len(enc.chunks), trajectories=1)
             if enc.embeddings.shape[0] == 0:

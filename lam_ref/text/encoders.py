@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +72,15 @@ class Encoder:
     def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False) -> np.ndarray:
-        """Unit float32 rows ``(len(texts), dim)`` for ``texts``, in order."""
+    #: whether :meth:`_encode` calls :attr:`_on_batch` after each of its batches itself
+    reports_batches: bool = False
+    _on_batch: Callable[[int], None] | None = None
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False,
+               on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        """Unit float32 rows ``(len(texts), dim)`` for ``texts``, in order. ``on_batch(n)`` is called
+        after each batch of ``n`` texts (once, with all of them, by an encoder without batches): the
+        command line's progress bar moves during a long encoding; the batches are unchanged."""
         batch_size = validate_positive_int(batch_size, "batch_size")
         texts = list(texts)
         for i, t in enumerate(texts):
@@ -81,7 +88,13 @@ class Encoder:
                 raise LamValueError(f"texts[{i}] must be str, got {type(t).__name__}")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = self._encode(texts, batch_size, progress)
+        self._on_batch = on_batch
+        try:
+            out = self._encode(texts, batch_size, progress)
+        finally:
+            self._on_batch = None
+        if on_batch is not None and not self.reports_batches:
+            on_batch(len(texts))
         e = validate_embeddings(out, name=f"encoder {self.name!r} output", dim=self.dim)
         if e.shape[0] != len(texts):
             raise LamValueError(f"encoder {self.name!r} returned {e.shape[0]} rows for {len(texts)} texts")
@@ -174,6 +187,7 @@ class SentenceTransformerEncoder(Encoder):
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise LamValueError(f"encoder {name!r} needs the package 'sentence-transformers'") from exc
+        pin_malloc_thresholds()  # before the model's first allocations (issue 23 §5)
         try:
             from transformers.utils import logging as hf_logging
 
@@ -196,14 +210,25 @@ class SentenceTransformerEncoder(Encoder):
         self.max_tokens = int(self.model.max_seq_length) if self.model.max_seq_length else None
         self.device = str(self.model.device)
 
+    reports_batches = True
+
     def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
-        out = self.model.encode(
-            texts,
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-        )
+        callback = self._on_batch
+        hook = None
+        if callback is not None:  # after each batch's forward pass: its row count (the batches are unchanged)
+            hook = self.model.register_forward_hook(
+                lambda _module, _args, output: callback(int(output["sentence_embedding"].shape[0])))
+        try:
+            out = self.model.encode(
+                texts,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=progress,
+            )
+        finally:
+            if hook is not None:
+                hook.remove()
         out = np.array(out, dtype=np.float32)
         release_heap()
         return out
@@ -233,6 +258,35 @@ def _malloc_trim() -> Any:
         return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):  # pragma: no cover - not glibc
         return None
+
+
+#: glibc ``mallopt`` parameters (malloc.h): ``M_TRIM_THRESHOLD`` and ``M_MMAP_THRESHOLD``.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+#: Allocations of at least this many bytes get their own pages (mmap), returned when freed.
+MMAP_THRESHOLD = 1 << 20
+
+
+@functools.lru_cache(maxsize=1)
+def pin_malloc_thresholds() -> bool:
+    """Fix glibc's mmap threshold at :data:`MMAP_THRESHOLD` for this process (issue 23 §5).
+
+    glibc raises its mmap threshold each time a large mmapped block is freed (up to 32 MiB on 64-bit), so after the
+    first batches a transformer's activation tensors come from the heap, where the freed blocks fragment and
+    the resident set grows with every trajectory encoded. A fixed threshold turns that dynamic rule off:
+    every block of 1 MiB or more is mapped on its own and unmapped when freed, so the peak is the largest
+    batch's working set, whatever came before. ``LAM_REF_MALLOC=default`` keeps glibc's rule (the memory
+    benchmark's baseline). Returns whether the thresholds were set (``False`` without glibc).
+    """
+    if os.environ.get("LAM_REF_MALLOC", "").strip().lower() == "default":
+        return False
+    try:
+        import ctypes
+        import ctypes.util
+
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD))
 
 
 def release_heap() -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,18 +181,20 @@ def encode_chunks(
     progress: bool = False,
     fit: bool = True,
     reuse: EncodingCache | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> Encoded:
     """Chunk ``(record, turn, text)`` items and encode all windows in one pass (SPEC §3, §4);
     ``fit``: windows end at ``encoder``'s horizon (SPEC §3.4), else ``window`` tokens each.
     ``reuse``: the run's :class:`~lam_ref.text.reuse.EncodingCache` (SPEC §4.4: each distinct window
-    text encoded once per run); ``None``: each distinct text encoded once in this call."""
+    text encoded once per run); ``None``: each distinct text encoded once in this call. ``on_batch``:
+    called with each encoder batch's size (progress during a long encoding)."""
     t0 = time.perf_counter()
     horizon = _TimedHorizon(encoder)
     chunks = chunk_records(items, tokenizer, window, horizon=horizon, fit=fit)
     t1 = time.perf_counter()
     texts = [c.text for c in chunks]
     reuse = EncodingCache() if reuse is None else reuse
-    emb, n_enc, n_reused = reuse.encode(encoder, texts, batch_size=batch_size, progress=progress)
+    emb, n_enc, n_reused = reuse.encode(encoder, texts, batch_size=batch_size, progress=progress, on_batch=on_batch)
     # every window's own text was measured by the encoder's tokenizer while cutting (SPEC §3.4)
     truncated = sum(1 for c in chunks if c.unseen) if encoder.max_tokens is not None else 0
     t2 = time.perf_counter()
@@ -483,6 +485,7 @@ def compact_trajectory(
     progress: bool = False,
     cache: dict[str, Encoded] | None = None,
     reuse: EncodingCache | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> CompactionResult:
     """Compact one trajectory (see the module docstring for the stages).
 
@@ -490,6 +493,7 @@ def compact_trajectory(
     removal is not reported). ``cache`` (a dict kept by the caller) reuses encodings across runs of the same trajectory
     with other thresholds (``lam-ref sweep``): keys ``"orig"`` and ``"l0"``. ``reuse``: the run's
     cache of window embeddings by text digest (SPEC §4.4); ``None``: reuse inside this trajectory.
+    ``on_batch``: called with each encoder batch's size (the command line's progress bar).
     """
     config = config or CompactionConfig()
     if encoder is None and config.uses_encoder:
@@ -509,7 +513,7 @@ def compact_trajectory(
             assert encoder is not None
             cache[key] = encode_chunks(
                 its, encoder, tok, window=config.window, batch_size=config.batch_size, progress=progress,
-                fit=config.fit_window, reuse=reuse,
+                fit=config.fit_window, reuse=reuse, on_batch=on_batch,
             )
             counts["encoded"] += cache[key].encoded
             counts["reused"] += cache[key].reused

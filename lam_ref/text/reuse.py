@@ -21,7 +21,7 @@ recently used rows evicted first), so a corpus of any size runs in bounded memor
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -77,10 +77,11 @@ class EncodingCache:
     def __len__(self) -> int:
         return len(self._rows)
 
-    def encode(self, encoder: Encoder, texts: Sequence[str], *, batch_size: int,
-               progress: bool = False) -> tuple[np.ndarray, int, int]:
+    def encode(self, encoder: Encoder, texts: Sequence[str], *, batch_size: int, progress: bool = False,
+               on_batch: Callable[[int], None] | None = None) -> tuple[np.ndarray, int, int]:
         """``(embeddings, encoded, reused)`` for ``texts`` in order: rows ``(len(texts), dim)``,
-        how many texts went through ``encoder`` in this call and how many rows were reused."""
+        how many texts went through ``encoder`` in this call and how many rows were reused.
+        ``on_batch``: :meth:`Encoder.encode`'s progress callback (texts encoded so far)."""
         if self._encoder is None:
             self._encoder = encoder
         elif self._encoder is not encoder:
@@ -88,7 +89,7 @@ class EncodingCache:
                                 f"got encoder {getattr(encoder, 'name', '?')!r} (one cache per encoder and run)")
         texts = list(texts)
         if not self.enabled:
-            emb = encoder.encode(texts, batch_size=batch_size, progress=progress)
+            emb = encoder.encode(texts, batch_size=batch_size, progress=progress, on_batch=on_batch)
             self.encoded += len(texts)
             return emb, len(texts), 0
         keys = [text_key(t) for t in texts]
@@ -96,7 +97,8 @@ class EncodingCache:
         for i, k in enumerate(keys):
             if k not in self._rows and k not in missing:
                 missing[k] = i
-        fresh = encoder.encode([texts[i] for i in missing.values()], batch_size=batch_size, progress=progress)
+        fresh = encoder.encode([texts[i] for i in missing.values()], batch_size=batch_size, progress=progress,
+                               on_batch=on_batch)
         new = dict(zip(missing, fresh))
         out = np.empty((len(texts), encoder.dim), dtype=np.float32)
         for i, k in enumerate(keys):
