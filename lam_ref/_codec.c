@@ -353,6 +353,46 @@ static PyObject *huff_lengths(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Exact repeats of a whole row (cols >= V2_ROWS_MIN): a hash table of the distinct rows' codes. */
+#define V2_ROWS_MIN 16
+typedef struct {
+    int64_t *slot; /* distinct row number, -1 empty */
+    size_t mask;
+    const uint32_t *base;
+    const int64_t *off; /* off[k]: offset of distinct row k in base */
+    int cols;
+} rowtab;
+
+static uint64_t row_hash(const uint32_t *r, int cols) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (int j = 0; j < cols; j++) h = (h ^ r[j]) * 0x100000001B3ull;
+    return h ^ (h >> 29);
+}
+
+static int rowtab_init(rowtab *t, Py_ssize_t rows, const uint32_t *base, const int64_t *off, int cols) {
+    size_t cap = 16;
+    while (cap < 2 * (size_t)rows) cap <<= 1;
+    t->slot = (int64_t *)malloc(sizeof(int64_t) * cap);
+    if (!t->slot) return -1;
+    memset(t->slot, 0xFF, sizeof(int64_t) * cap);
+    t->mask = cap - 1;
+    t->base = base;
+    t->off = off;
+    t->cols = cols;
+    return 0;
+}
+
+/* the distinct row equal to r, or -1 after registering r as distinct row knew (whose off[knew] is set) */
+static int64_t rowtab_find_or_add(rowtab *t, const uint32_t *r, int64_t knew) {
+    size_t i = (size_t)row_hash(r, t->cols) & t->mask;
+    while (t->slot[i] >= 0) {
+        if (!memcmp(t->base + t->off[t->slot[i]], r, sizeof(uint32_t) * (size_t)t->cols)) return t->slot[i];
+        i = (i + 1) & t->mask;
+    }
+    t->slot[i] = knew;
+    return -1;
+}
+
 /* v2_encode(x, s, eb, cols, strict) -> body bytes | (code, qmax) */
 static PyObject *v2_encode(PyObject *self, PyObject *args) {
     PyObject *xo;
@@ -364,18 +404,22 @@ static PyObject *v2_encode(PyObject *self, PyObject *args) {
     const float *x = (const float *)xb.buf;
     Py_ssize_t n = xb.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t rows = cols ? n / cols : 0;
+    int rep = cols >= V2_ROWS_MIN;
     PyObject *out = NULL, *err = NULL;
+    rowtab tab = {NULL, 0, NULL, NULL, 0};
     uint32_t *z = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    int64_t *ref = (int64_t *)malloc(sizeof(int64_t) * (size_t)(rows ? rows : 1)); /* -1 new, else distinct row */
+    int64_t *off = (int64_t *)malloc(sizeof(int64_t) * (size_t)(rows ? rows : 1));
     unsigned __int128 *sum = (unsigned __int128 *)calloc((size_t)cols, sizeof(unsigned __int128));
     uint8_t *cls = (uint8_t *)malloc((size_t)cols);
     uint64_t *exc_i = NULL;
     float *exc_v = NULL;
-    Py_ssize_t ne = 0, exc_cap = 0;
-    uint64_t *counts = (uint64_t *)calloc((size_t)130 * V2_ALPHA, sizeof(uint64_t));
-    uint8_t *lens = (uint8_t *)calloc((size_t)130 * V2_ALPHA, 1);
-    uint32_t *codes = (uint32_t *)calloc((size_t)130 * V2_ALPHA, sizeof(uint32_t));
-    int alpha[130] = {0};
-    if (!z || !sum || !cls || !counts || !lens || !codes) {
+    Py_ssize_t ne = 0, exc_cap = 0, R = 0;
+    uint64_t *counts = (uint64_t *)calloc((size_t)65 * V2_ALPHA, sizeof(uint64_t));
+    uint8_t *lens = (uint8_t *)calloc((size_t)65 * V2_ALPHA, 1);
+    uint32_t *codes = (uint32_t *)calloc((size_t)65 * V2_ALPHA, sizeof(uint32_t));
+    int alpha[65] = {0};
+    if (!z || !ref || !off || !sum || !cls || !counts || !lens || !codes) {
         PyErr_NoMemory();
         goto done;
     }
@@ -391,7 +435,6 @@ static PyObject *v2_encode(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t q = (int64_t)quant(x[i], s);
         z[i] = zigzag(q);
-        sum[i % cols] += z[i];
         if (strict) {
             float r = (float)((double)q * s);
             if (fabs((double)x[i] - (double)r) > eb) {
@@ -412,17 +455,32 @@ static PyObject *v2_encode(PyObject *self, PyObject *args) {
             }
         }
     }
-    for (int j = 0; j < cols; j++) cls[j] = (uint8_t)v2_class(rows ? (uint64_t)(sum[j] / (uint64_t)rows) : 0);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int g = cls[i % cols];
-        int sy = v2_symbol(z[i]);
-        counts[(size_t)g * V2_ALPHA + sy]++;
-        if (sy + 1 > alpha[g]) alpha[g] = sy + 1;
+    if (rep && rowtab_init(&tab, rows, z, off, cols) < 0) {
+        PyErr_NoMemory();
+        goto done;
     }
-    int present[130] = {0};
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        off[R] = (int64_t)r * cols;
+        ref[r] = rep ? rowtab_find_or_add(&tab, z + (size_t)r * cols, R) : -1;
+        if (ref[r] < 0) {
+            R++;
+            for (int j = 0; j < cols; j++) sum[j] += z[(size_t)r * cols + j];
+        }
+    }
+    for (int j = 0; j < cols; j++) cls[j] = (uint8_t)v2_class(R ? (uint64_t)(sum[j] / (uint64_t)R) : 0);
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        if (ref[r] >= 0) continue;
+        for (int j = 0; j < cols; j++) {
+            int g = cls[j];
+            int sy = v2_symbol(z[(size_t)r * cols + j]);
+            counts[(size_t)g * V2_ALPHA + sy]++;
+            if (sy + 1 > alpha[g]) alpha[g] = sy + 1;
+        }
+    }
+    int present[65] = {0};
     for (int j = 0; j < cols; j++) present[cls[j]] = 1;
     size_t tables = 0;
-    for (int g = 0; g < 130; g++)
+    for (int g = 0; g < 65; g++)
         if (present[g]) {
             if (huff_lengths_c(counts + (size_t)g * V2_ALPHA, alpha[g], lens + (size_t)g * V2_ALPHA) < 0) {
                 PyErr_NoMemory();
@@ -431,9 +489,8 @@ static PyObject *v2_encode(PyObject *self, PyObject *args) {
             canon_codes(lens + (size_t)g * V2_ALPHA, alpha[g], codes + (size_t)g * V2_ALPHA);
             tables += 2 + ((size_t)alpha[g] + 1) / 2;
         }
-    /* exact size of the bitstream */
     uint64_t bits = 0;
-    for (int g = 0; g < 130; g++)
+    for (int g = 0; g < 65; g++)
         if (present[g])
             for (int sy = 0; sy < alpha[g]; sy++) {
                 uint64_t cnt = counts[(size_t)g * V2_ALPHA + sy];
@@ -441,13 +498,28 @@ static PyObject *v2_encode(PyObject *self, PyObject *args) {
                 int extra = sy < V2_DIRECT ? 0 : sy - V2_DIRECT + 12;
                 bits += cnt * (uint64_t)(lens[(size_t)g * V2_ALPHA + sy] + extra);
             }
-    size_t size = (size_t)cols + tables + (strict ? 8 + 12 * (size_t)ne : 0) + (size_t)((bits + 7) / 8);
+    int w = R > 1 ? bitlen32((uint32_t)(R - 1)) : 0;
+    uint64_t rep_bits = rep ? (uint64_t)rows + (uint64_t)(rows - R) * (uint64_t)w : 0;
+    size_t size = (rep ? 8 + (size_t)((rep_bits + 7) / 8) : 0) + (size_t)cols + tables +
+                  (strict ? 8 + 12 * (size_t)ne : 0) + (size_t)((bits + 7) / 8);
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (!out) goto done;
     uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+    if (rep) {
+        uint64_t r64 = (uint64_t)R;
+        memcpy(p, &r64, 8); /* little-endian hosts only (checked at import) */
+        p += 8;
+        bitw rw = {p, 0, 0};
+        for (Py_ssize_t r = 0; r < rows; r++) {
+            bw_put(&rw, ref[r] < 0, 1);
+            if (ref[r] >= 0) bw_put(&rw, (uint32_t)ref[r], w);
+        }
+        if (rw.nbits) *rw.p++ = (uint8_t)(rw.acc << (8 - rw.nbits));
+        p = rw.p;
+    }
     memcpy(p, cls, (size_t)cols);
     p += cols;
-    for (int g = 0; g < 130; g++)
+    for (int g = 0; g < 65; g++)
         if (present[g]) {
             const uint8_t *L = lens + (size_t)g * V2_ALPHA;
             *p++ = (uint8_t)(alpha[g] & 0xFF);
@@ -456,25 +528,30 @@ static PyObject *v2_encode(PyObject *self, PyObject *args) {
         }
     if (strict) {
         uint64_t e = (uint64_t)ne;
-        memcpy(p, &e, 8); /* little-endian hosts only (checked at import) */
+        memcpy(p, &e, 8);
         p += 8;
         memcpy(p, exc_i, 8 * (size_t)ne);
         p += 8 * ne;
         memcpy(p, exc_v, 4 * (size_t)ne);
         p += 4 * ne;
     }
-    bitw w = {p, 0, 0};
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int g = cls[i % cols];
-        uint32_t zi = z[i];
-        int sy = v2_symbol(zi);
-        bw_put(&w, codes[(size_t)g * V2_ALPHA + sy], lens[(size_t)g * V2_ALPHA + sy]);
-        if (sy >= V2_DIRECT) bw_put(&w, zi, bitlen32(zi) - 1);
+    bitw bw = {p, 0, 0};
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        if (ref[r] >= 0) continue;
+        const uint32_t *zr = z + (size_t)r * cols;
+        for (int j = 0; j < cols; j++) {
+            int g = cls[j];
+            uint32_t zi = zr[j];
+            int sy = v2_symbol(zi);
+            bw_put(&bw, codes[(size_t)g * V2_ALPHA + sy], lens[(size_t)g * V2_ALPHA + sy]);
+            if (sy >= V2_DIRECT) bw_put(&bw, zi, bitlen32(zi) - 1);
+        }
     }
-    if (w.nbits) *w.p++ = (uint8_t)(w.acc << (8 - w.nbits));
+    if (bw.nbits) *bw.p++ = (uint8_t)(bw.acc << (8 - bw.nbits));
 done:
     PyBuffer_Release(&xb);
-    free(z); free(sum); free(cls); free(exc_i); free(exc_v); free(counts); free(lens); free(codes);
+    free(tab.slot);
+    free(z); free(ref); free(off); free(sum); free(cls); free(exc_i); free(exc_v); free(counts); free(lens); free(codes);
     if (err) {
         Py_XDECREF(out);
         return err;
@@ -503,29 +580,68 @@ static inline void br_skip(bitr *r, int nb) {
 }
 
 /* 0 ok; 10 layout/length; 11 bad class; 12 bad table; 13 bad code; 14 |q|; 15 overflow; 16 exception;
- * 17 non-canonical (classes, lengths, padding) */
+ * 17 non-canonical (classes, lengths, padding, row repeats) */
 static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int cols, double s, int strict,
                           float *out) {
     const uint8_t *p = body, *end = body + len;
-    Py_ssize_t rows = n / cols;
+    Py_ssize_t rows = n / cols, R = rows;
+    int rep = cols >= V2_ROWS_MIN;
     int rc = 0;
-    if (end - p < cols) return 10;
-    const uint8_t *cls = p;
-    p += cols;
-    int present[65] = {0};
-    for (int j = 0; j < cols; j++) {
-        if (cls[j] > 64) return 11;
-        present[cls[j]] = 1;
-    }
     uint8_t *lens = (uint8_t *)calloc((size_t)65 * V2_ALPHA, 1);
     uint64_t *counts = (uint64_t *)calloc((size_t)65 * V2_ALPHA, sizeof(uint64_t));
     uint32_t *lut[65] = {0};
-    int alpha[65] = {0}, maxlen[65] = {0};
+    int alpha[65] = {0}, maxlen[65] = {0}, present[65] = {0};
     unsigned __int128 *sum = (unsigned __int128 *)calloc((size_t)cols, sizeof(unsigned __int128));
     uint8_t *chk = (uint8_t *)malloc(V2_ALPHA);
-    if (!lens || !counts || !sum || !chk) {
+    int64_t *ref = (int64_t *)malloc(sizeof(int64_t) * (size_t)(rows ? rows : 1));
+    int64_t *off = (int64_t *)malloc(sizeof(int64_t) * (size_t)(rows ? rows : 1));
+    uint32_t *dz = NULL;
+    rowtab tab = {NULL, 0, NULL, NULL, 0};
+    if (!lens || !counts || !sum || !chk || !ref || !off) {
         rc = -1;
         goto done;
+    }
+    if (rep) {
+        uint64_t r64;
+        if (end - p < 8) { rc = 10; goto done; }
+        memcpy(&r64, p, 8);
+        p += 8;
+        if (r64 > (uint64_t)rows || (rows && !r64)) { rc = 17; goto done; }
+        R = (Py_ssize_t)r64;
+        int w = R > 1 ? bitlen32((uint32_t)(R - 1)) : 0;
+        uint64_t rep_bits = (uint64_t)rows + (uint64_t)(rows - R) * (uint64_t)w;
+        if ((uint64_t)(end - p) < (rep_bits + 7) / 8) { rc = 10; goto done; }
+        bitr rr = {p, p + (rep_bits + 7) / 8, 0, 0, 0};
+        Py_ssize_t seen = 0;
+        for (Py_ssize_t r = 0; r < rows; r++) {
+            br_fill(&rr);
+            int isnew = (int)br_peek(&rr, 1);
+            br_skip(&rr, 1);
+            if (isnew) {
+                if (seen == R) { rc = 17; goto done; }
+                ref[r] = -1;
+                seen++;
+            } else {
+                br_fill(&rr);
+                uint32_t k = br_peek(&rr, w);
+                br_skip(&rr, w);
+                if ((Py_ssize_t)k >= seen) { rc = 17; goto done; }
+                ref[r] = (int64_t)k;
+            }
+        }
+        if (seen != R) { rc = 17; goto done; }
+        int padbits = (int)((8 - rep_bits % 8) % 8);
+        if (padbits && (p[(rep_bits + 7) / 8 - 1] & ((1u << padbits) - 1))) { rc = 17; goto done; }
+        p += (rep_bits + 7) / 8;
+    } else {
+        for (Py_ssize_t r = 0; r < rows; r++) ref[r] = -1;
+    }
+    if (end - p < cols) { rc = 10; goto done; }
+    const uint8_t *cls = p;
+    p += cols;
+    for (int j = 0; j < cols; j++) {
+        if (cls[j] > 64) { rc = 11; goto done; }
+        present[cls[j]] = 1;
     }
     for (int g = 0; g < 65; g++) {
         if (!present[g]) continue;
@@ -564,60 +680,81 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
                 }
         }
     }
-    const uint64_t *exc_i = NULL;
-    const uint8_t *exc_v = NULL;
+    const uint8_t *exc = NULL;
     uint64_t ne = 0;
     if (strict) {
         if (end - p < 8) { rc = 10; goto done; }
         memcpy(&ne, p, 8);
         p += 8;
         if (ne > (uint64_t)n || (uint64_t)(end - p) < 12 * ne) { rc = 10; goto done; }
-        exc_i = (const uint64_t *)p; /* may be unaligned: read through memcpy below */
-        p += 8 * ne;
-        exc_v = p;
-        p += 4 * ne;
+        exc = p;
+        p += 12 * ne;
     }
+    if (R && (uint64_t)(end - p) * 8 < (uint64_t)R * (uint64_t)cols) { rc = 10; goto done; }
+    dz = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(R * cols > 0 ? R * cols : 1));
+    if (!dz) { rc = -1; goto done; }
     bitr r = {p, end, 0, 0, 0};
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int j = (int)(i % cols);
-        int g = cls[j];
-        br_fill(&r);
-        if (!maxlen[g]) { rc = 13; goto done; }
-        uint32_t e = lut[g][br_peek(&r, maxlen[g])];
-        if (!e) { rc = 13; goto done; }
-        br_skip(&r, (int)(e & 255));
-        int sy = (int)(e >> 8);
-        uint32_t zi;
-        if (sy < V2_DIRECT) {
-            zi = (uint32_t)sy;
-        } else {
-            int bl = sy - V2_DIRECT + 13;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t row = 0; row < rows; row++) {
+        if (ref[row] >= 0) continue;
+        off[k] = (int64_t)k * cols;
+        float *o = out + (size_t)row * cols;
+        uint32_t *zk = dz + (size_t)k * cols;
+        for (int j = 0; j < cols; j++) {
+            int g = cls[j];
             br_fill(&r);
-            zi = (1u << (bl - 1)) | br_peek(&r, bl - 1);
-            br_skip(&r, bl - 1);
+            if (!maxlen[g]) { rc = 13; goto done; }
+            uint32_t e = lut[g][br_peek(&r, maxlen[g])];
+            if (!e) { rc = 13; goto done; }
+            br_skip(&r, (int)(e & 255));
+            int sy = (int)(e >> 8);
+            uint32_t zi;
+            if (sy < V2_DIRECT) {
+                zi = (uint32_t)sy;
+            } else {
+                int bl = sy - V2_DIRECT + 13;
+                br_fill(&r);
+                zi = (1u << (bl - 1)) | br_peek(&r, bl - 1);
+                br_skip(&r, bl - 1);
+            }
+            counts[(size_t)g * V2_ALPHA + sy]++;
+            sum[j] += zi;
+            zk[j] = zi;
+            int64_t q = unzigzag(zi);
+            if (q > (int64_t)Q_MAX || q < -(int64_t)Q_MAX) { rc = 14; goto done; }
+            float v = (float)((double)q * s);
+            if (!isfinite(v)) { rc = 15; goto done; }
+            o[j] = v;
         }
-        counts[(size_t)g * V2_ALPHA + sy]++;
-        sum[j] += zi;
-        int64_t q = unzigzag(zi);
-        if (q > (int64_t)Q_MAX || q < -(int64_t)Q_MAX) { rc = 14; goto done; }
-        float v = (float)((double)q * s);
-        if (!isfinite(v)) { rc = 15; goto done; }
-        out[i] = v;
+        k++;
     }
     /* every bit consumed must be real, the padding zero, and nothing left after it */
     {
-        int64_t consumed = (int64_t)(r.p - p) * 8 + r.over - r.nbits; /* bits taken by the codes */
-        if (consumed > (int64_t)(end - p) * 8) { rc = 10; goto done; }
+        int64_t consumed = (int64_t)(r.p - p) * 8 + r.over - r.nbits;
         int64_t avail = (int64_t)(end - p) * 8;
-        if (avail - consumed >= 8) { rc = 10; goto done; }
-        if (avail - consumed > 0) {
-            uint8_t last = end[-1];
-            if (last & ((1u << (avail - consumed)) - 1)) { rc = 17; goto done; }
-        }
+        if (consumed > avail || avail - consumed >= 8) { rc = 10; goto done; }
+        if (avail - consumed > 0 && (end[-1] & ((1u << (avail - consumed)) - 1))) { rc = 17; goto done; }
     }
-    /* canonical: classes and code lengths are what the encoder derives from these codes */
+    /* first occurrences of the repeated rows: the distinct rows in order of appearance */
+    {
+        Py_ssize_t kk = 0;
+        int64_t *first = (int64_t *)malloc(sizeof(int64_t) * (size_t)(R ? R : 1));
+        if (!first) { rc = -1; goto done; }
+        for (Py_ssize_t row = 0; row < rows; row++)
+            if (ref[row] < 0) first[kk++] = row;
+        for (Py_ssize_t row = 0; row < rows; row++)
+            if (ref[row] >= 0)
+                memcpy(out + (size_t)row * cols, out + (size_t)first[ref[row]] * cols, sizeof(float) * (size_t)cols);
+        free(first);
+    }
+    /* canonical: distinct rows differ, classes and code lengths are the encoder's */
+    if (rep) {
+        if (rowtab_init(&tab, R, dz, off, cols) < 0) { rc = -1; goto done; }
+        for (Py_ssize_t kk = 0; kk < R; kk++)
+            if (rowtab_find_or_add(&tab, dz + (size_t)kk * cols, kk) >= 0) { rc = 17; goto done; }
+    }
     for (int j = 0; j < cols; j++)
-        if (v2_class(rows ? (uint64_t)(sum[j] / (uint64_t)rows) : 0) != cls[j]) { rc = 17; goto done; }
+        if (v2_class(R ? (uint64_t)(sum[j] / (uint64_t)R) : 0) != cls[j]) { rc = 17; goto done; }
     for (int g = 0; g < 65; g++) {
         if (!present[g]) continue;
         const uint64_t *C = counts + (size_t)g * V2_ALPHA;
@@ -629,19 +766,18 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
         if (memcmp(chk, lens + (size_t)g * V2_ALPHA, (size_t)A)) { rc = 17; goto done; }
     }
     uint64_t prev = 0;
-    for (uint64_t k = 0; k < ne; k++) {
+    for (uint64_t e = 0; e < ne; e++) {
         uint64_t idx;
         float v;
-        memcpy(&idx, (const uint8_t *)exc_i + 8 * k, 8);
-        memcpy(&v, exc_v + 4 * k, 4);
-        if (idx >= (uint64_t)n || (k && idx <= prev) || !isfinite(v) || v == out[idx] ||
-            (v == 0.0f && out[idx] == 0.0f)) { rc = 16; goto done; }
+        memcpy(&idx, exc + 8 * e, 8);
+        memcpy(&v, exc + 8 * ne + 4 * e, 4);
+        if (idx >= (uint64_t)n || (e && idx <= prev) || !isfinite(v) || v == out[idx]) { rc = 16; goto done; }
         prev = idx;
         out[idx] = v;
     }
 done:
     for (int g = 0; g < 65; g++) free(lut[g]);
-    free(lens); free(counts); free(sum); free(chk);
+    free(lens); free(counts); free(sum); free(chk); free(ref); free(off); free(dz); free(tab.slot);
     return rc;
 }
 

@@ -6,13 +6,18 @@ which the tests hold byte-equal to this module. The header is version 1's (``lam
 version byte 2, ``flags`` bit 0 = *strict*, and the uint16 at offset 6 = ``cols`` (columns of a
 row-major ``(n/cols, cols)`` matrix; 1 for a plain vector). The body (docs/codec.md "Version 2"):
 
+0. only when ``cols >= 16``, *row repeats*: ``R`` (uint64), the number of distinct rows of codes, then
+   one bit per row, most significant first: 1 = a new row, 0 = an exact repeat of an earlier row
+   followed by the ``bit_length(R - 1)`` bits of the distinct row it repeats (numbered in order of
+   first appearance); zero bits pad to a byte. Everything below is about the ``R`` distinct rows;
 1. ``cols`` class bytes: column ``j``'s class is ``bit_length(m*m)`` with ``m = floor(sum_i z_ij / rows)``
    the floor of the mean zigzag code ``z = 2q`` (``q >= 0``) or ``-2q - 1`` of the column;
 2. per distinct class, ascending: ``A`` (uint16, one more than the largest symbol used), then ``A``
    4-bit code lengths, two per byte (high nibble first; an odd ``A`` leaves a zero low nibble);
 3. strict only: ``E`` (uint64), ``E`` uint64 indices (strictly increasing), ``E`` float32 values:
    the values whose reconstruction would miss ``|x - x'| <= eb`` (float64) are stored verbatim;
-4. the bit stream, most significant bit first: value ``i`` (row-major) with its column's code; symbol
+4. the bit stream, most significant bit first: each value of the distinct rows (row-major) with its
+   column's code; symbol
    ``z`` for ``z < 4096``, else ``4096 + bit_length(z) - 13`` followed by the ``bit_length(z) - 1``
    bits of ``z`` below its leading one; zero bits pad the last byte.
 
@@ -28,7 +33,7 @@ import numpy as np
 
 from .geometry import LamValueError
 
-__all__ = ["DIRECT", "ALPHABET", "LMAX", "canonical_codes", "column_classes", "decode_body", "encode_body",
+__all__ = ["DIRECT", "ALPHABET", "LMAX", "ROWS_MIN", "row_repeats", "canonical_codes", "column_classes", "decode_body", "encode_body",
            "huffman_lengths", "symbols", "zigzag"]
 
 #: ``z < DIRECT`` is its own symbol; larger codes use one escape symbol per bit length 13..32.
@@ -37,6 +42,29 @@ ALPHABET = DIRECT + 20
 #: The longest code (lengths are 4-bit nibbles).
 LMAX = 15
 FLAG_STRICT = 1
+#: Row repeats are coded when a row has at least this many columns.
+ROWS_MIN = 16
+
+
+def row_repeats(z: np.ndarray, cols: int) -> list[int]:
+    """Per row: -1 for the first appearance of its codes, else the number of the distinct row it repeats."""
+    if cols < ROWS_MIN or z.size == 0:
+        return [-1] * (z.size // cols)
+    seen: dict[bytes, int] = {}
+    out = []
+    for row in z.reshape(-1, cols):
+        key = row.tobytes()
+        out.append(seen.get(key, -1))
+        if key not in seen:
+            seen[key] = len(seen)
+    return out
+
+
+def _bits(values: list[tuple[int, int]]) -> bytes:
+    """``(value, width)`` pairs written most significant bit first, zero-padded to a byte."""
+    text = "".join(format(v, f"0{w}b") for v, w in values if w)
+    text += "0" * (-len(text) % 8)
+    return bytes(int(text[k : k + 8], 2) for k in range(0, len(text), 8))
 
 
 def zigzag(q: np.ndarray) -> np.ndarray:
@@ -137,13 +165,21 @@ def _table_bytes(lengths: list[int]) -> bytes:
 
 def encode_body(q: np.ndarray, x: np.ndarray, eb: float, cols: int, strict: bool) -> bytes:
     """The version-2 body of codes ``q`` (``codec_quantize`` of float32 ``x``) in ``cols`` columns."""
-    n = int(q.size)
-    z = zigzag(q)
+    z_all = zigzag(q)
+    reps = row_repeats(z_all, cols)
+    parts = []
+    if cols >= ROWS_MIN:
+        distinct = sum(r < 0 for r in reps)
+        w = (distinct - 1).bit_length() if distinct > 1 else 0
+        parts += [struct.pack("<Q", distinct), _bits([(1, 1) if r < 0 else (r, w + 1) for r in reps])]
+    new = np.array([r < 0 for r in reps], dtype=bool)
+    z = z_all.reshape(-1, cols)[new].reshape(-1) if z_all.size else z_all
+    n = int(z.size)
     classes = column_classes(z, cols)
     col_cls = np.tile(np.array(classes, dtype=np.int64), n // cols) if n else np.zeros(0, dtype=np.int64)
     sym, extra = symbols(z)
     tables = _tables(sym, col_cls, classes)
-    parts = [bytes(classes)] + [_table_bytes(tables[g]) for g in sorted(tables)]
+    parts += [bytes(classes)] + [_table_bytes(tables[g]) for g in sorted(tables)]
     if strict:
         rec = (q.astype(np.float64) * (2.0 * eb)).astype(np.float32)
         bad = np.flatnonzero(np.abs(x.astype(np.float64) - rec.astype(np.float64)) > eb)
@@ -178,6 +214,31 @@ def decode_body(body: bytes, n: int, cols: int, eb: float, strict: bool) -> tupl
         pos += k
         return body[pos - k : pos]
 
+    rows = n // cols
+    reps = [-1] * rows
+    if cols >= ROWS_MIN:
+        (distinct,) = struct.unpack("<Q", take(8, "the distinct row count"))
+        if distinct > rows or (rows and not distinct):
+            raise _corrupt(f"{distinct} distinct rows of {rows}")
+        w = (distinct - 1).bit_length() if distinct > 1 else 0
+        nbits = rows + (rows - distinct) * w
+        rbits = np.unpackbits(np.frombuffer(take((nbits + 7) // 8, "the row repeats"), dtype=np.uint8)).tolist()
+        bp = seen = 0
+        for r in range(rows):
+            bp += 1
+            if rbits[bp - 1]:
+                if seen == distinct:
+                    raise _corrupt("more new rows than the distinct row count")
+                seen += 1
+                continue
+            k = int("".join(map(str, rbits[bp : bp + w])) or "0", 2)
+            bp += w
+            if k >= seen:
+                raise _corrupt(f"row {r} repeats distinct row {k}, only {seen} seen")
+            reps[r] = k
+        if seen != distinct or any(rbits[bp:]):
+            raise _corrupt("the row repeats are inconsistent or their padding is not zero")
+    n_all, n = n, cols * sum(r < 0 for r in reps)
     classes = list(take(cols, "the column classes"))
     if max(classes) > 64:
         raise _corrupt(f"column class {max(classes)} > 64")
@@ -198,8 +259,8 @@ def decode_body(body: bytes, n: int, cols: int, eb: float, strict: bool) -> tupl
     exc_v = np.zeros(0, dtype=np.float32)
     if strict:
         (ne,) = struct.unpack("<Q", take(8, "the exception count"))
-        if ne > n:
-            raise _corrupt(f"{ne} exceptions for {n} values")
+        if ne > n_all:
+            raise _corrupt(f"{ne} exceptions for {n_all} values")
         exc_i = np.frombuffer(take(8 * ne, "the exception indices"), dtype="<u8").tolist()
         exc_v = np.frombuffer(take(4 * ne, "the exception values"), dtype="<f4").astype(np.float32)
     decoders = {g: {(n, c): s for s, (n, c) in enumerate(zip(lens, canonical_codes(lens))) if n}
@@ -227,6 +288,8 @@ def decode_body(body: bytes, n: int, cols: int, eb: float, strict: bool) -> tupl
     q = np.where(z % 2 == 1, -(z >> 1) - 1, z >> 1)
     if n and int(np.abs(q).max()) > 2**31 - 1:
         raise _corrupt("a reconstructed code exceeds |q| <= 2**31 - 1")
+    if row_repeats(z, cols) != [-1] * (n // cols):
+        raise _corrupt("two distinct rows are equal (non-canonical row repeats)")
     if column_classes(z, cols) != classes:
         raise _corrupt("the column classes are not those of the codes (non-canonical)")
     sym, _ = symbols(z)
@@ -237,9 +300,15 @@ def decode_body(body: bytes, n: int, cols: int, eb: float, strict: bool) -> tupl
         rec = (q.astype(np.float64) * (2.0 * eb)).astype(np.float32)
     if n and not np.isfinite(rec).all():
         raise _corrupt("a reconstructed value overflows float32")
+    first = [r for r in range(rows) if reps[r] < 0]
+    pick = np.array([first[k] if k >= 0 else r for r, k in enumerate(reps)], dtype=np.int64)
+    order = np.cumsum([k < 0 for k in reps]) - 1  # the distinct row of each new row
+    src = np.array([order[p] for p in pick], dtype=np.int64)
+    q = q.reshape(-1, cols)[src].reshape(-1) if rows else q
+    rec = rec.reshape(-1, cols)[src].reshape(-1) if rows else rec
     if exc_i:
         idx = np.array(exc_i, dtype=np.int64)
-        if idx.min() < 0 or idx.max() >= n or (np.diff(idx) <= 0).any():
+        if idx.min() < 0 or idx.max() >= n_all or (np.diff(idx) <= 0).any():
             raise _corrupt("exception indices are not strictly increasing below n")
         if not np.isfinite(exc_v).all() or (exc_v == rec[idx]).any():
             raise _corrupt("an exception value is not finite or equals its reconstruction (non-canonical)")
