@@ -46,6 +46,22 @@ static inline int bitlen32(uint32_t v) { return v ? 32 - __builtin_clz(v) : 0; }
 
 /* ---------------------------------------------------------------- version 1 */
 
+/* Bit-plane transposes of 8 values (SPEC §9.2 step 5: value t of a group at bit 7 - t of a byte).
+ * Lanes: byte t of a uint64 holds value t's 8 bits of a plane chunk. GATHER packs bit 0 of the 8
+ * lanes into one byte, lane 0 at bit 7 (the partial products fall on distinct bits: no carries);
+ * spread8[v] is the inverse: lane t = bit 7 - t of v. */
+#define GATHER 0x8040201008040201ull
+#define LSB8 0x0101010101010101ull
+static uint64_t spread8[256];
+static void init_spread(void) {
+    for (int v = 0; v < 256; v++) {
+        uint64_t x = 0;
+        for (int t = 0; t < 8; t++) x |= (uint64_t)((v >> (7 - t)) & 1) << (8 * t);
+        spread8[v] = x;
+    }
+}
+static inline uint8_t gather8(uint64_t lanes) { return (uint8_t)(((lanes & LSB8) * GATHER) >> 56); }
+
 static PyObject *v1_encode(PyObject *self, PyObject *args) {
     PyObject *xo;
     double s;
@@ -57,35 +73,43 @@ static PyObject *v1_encode(PyObject *self, PyObject *args) {
     Py_ssize_t n = xb.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t nb = (n + block - 1) / block;
     int bb = block / 8;
-    /* pass 1: the range check over all values (the message reports max |q|) */
+    int32_t *qs = (int32_t *)malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    if (!qs) {
+        PyBuffer_Release(&xb);
+        return PyErr_NoMemory();
+    }
+    /* pass 1: the codes and the range check over all values (the message reports max |q|) */
     double qmax = 0.0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        double a = fabs(quant(x[i], s));
+        double q = quant(x[i], s);
+        double a = fabs(q);
         if (a > qmax) qmax = a;
+        qs[i] = a <= Q_MAX ? (int32_t)q : 0;
     }
     if (!(qmax <= Q_MAX) || qmax * s >= F32_OVERFLOW) {
         PyBuffer_Release(&xb);
+        free(qs);
         return Py_BuildValue("(id)", qmax <= Q_MAX ? 2 : 1, qmax);
     }
     size_t cap = (size_t)nb + (size_t)nb * 33u * (size_t)bb;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap);
     if (!out) {
         PyBuffer_Release(&xb);
+        free(qs);
         return NULL;
     }
     uint8_t *rates = (uint8_t *)PyBytes_AS_STRING(out);
     uint8_t *p = rates + nb;
-    int64_t prev;
     uint32_t a[MAX_BLOCK];
     uint8_t neg[MAX_BLOCK];
     Py_BEGIN_ALLOW_THREADS;
     for (Py_ssize_t k = 0; k < nb; k++) {
         Py_ssize_t base = k * block;
         Py_ssize_t m = n - base < block ? n - base : block;
-        prev = 0;
+        int64_t prev = 0;
         uint32_t amax = 0;
         for (Py_ssize_t j = 0; j < m; j++) {
-            int64_t q = (int64_t)quant(x[base + j], s);
+            int64_t q = qs[base + j];
             int64_t d = q - prev;
             prev = q;
             neg[j] = d < 0;
@@ -100,24 +124,25 @@ static PyObject *v1_encode(PyObject *self, PyObject *args) {
         rates[k] = (uint8_t)r;
         if (!r) continue;
         for (int g = 0; g < bb; g++) {
-            const uint8_t *ng = neg + 8 * g;
-            p[g] = (uint8_t)(ng[0] << 7 | ng[1] << 6 | ng[2] << 5 | ng[3] << 4 | ng[4] << 3 | ng[5] << 2 |
-                             ng[6] << 1 | ng[7]);
+            uint64_t lanes;
+            memcpy(&lanes, neg + 8 * g, 8); /* lane t = byte t (little-endian hosts, checked at import) */
+            p[g] = gather8(lanes);
         }
         p += bb;
         for (int g = 0; g < bb; g++) {
             const uint32_t *ag = a + 8 * g;
-            for (int i = 0; i < r; i++) {
-                p[i * bb + g] = (uint8_t)(((ag[0] >> i) & 1) << 7 | ((ag[1] >> i) & 1) << 6 |
-                                          ((ag[2] >> i) & 1) << 5 | ((ag[3] >> i) & 1) << 4 |
-                                          ((ag[4] >> i) & 1) << 3 | ((ag[5] >> i) & 1) << 2 |
-                                          ((ag[6] >> i) & 1) << 1 | ((ag[7] >> i) & 1));
+            for (int c = 0; c < r; c += 8) {
+                uint64_t lanes = 0;
+                for (int t = 0; t < 8; t++) lanes |= (uint64_t)((ag[t] >> c) & 0xFF) << (8 * t);
+                int top = r - c < 8 ? r - c : 8;
+                for (int i = 0; i < top; i++) p[(size_t)(c + i) * bb + g] = gather8(lanes >> i);
             }
         }
         p += (size_t)r * bb;
     }
     Py_END_ALLOW_THREADS;
     PyBuffer_Release(&xb);
+    free(qs);
     if (_PyBytes_Resize(&out, (Py_ssize_t)(p - (uint8_t *)PyBytes_AS_STRING(out))) < 0) return NULL;
     return out;
 }
@@ -143,37 +168,39 @@ static int v1_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
         if (r > 32) return 2;
         if (end - p < (Py_ssize_t)(r + 1) * bb) return 1;
         for (int g = 0; g < bb; g++) {
-            uint8_t v = p[g];
-            for (int t = 0; t < 8; t++) neg[8 * g + t] = (v >> (7 - t)) & 1;
+            uint64_t lanes = spread8[p[g]];
+            memcpy(neg + 8 * g, &lanes, 8);
         }
         p += bb;
-        memset(a, 0, sizeof(uint32_t) * (size_t)block);
-        for (int i = 0; i < r; i++) {
-            const uint8_t *pl = p + (size_t)i * bb;
-            for (int g = 0; g < bb; g++) {
-                uint32_t v = pl[g];
-                if (!v) continue;
-                uint32_t *ag = a + 8 * g;
-                for (int t = 0; t < 8; t++) ag[t] |= ((v >> (7 - t)) & 1u) << i;
+        for (int g = 0; g < bb; g++) {
+            uint32_t *ag = a + 8 * g;
+            for (int t = 0; t < 8; t++) ag[t] = 0;
+            for (int c = 0; c < r; c += 8) {
+                int top = r - c < 8 ? r - c : 8;
+                uint64_t lanes = 0;
+                for (int i = 0; i < top; i++) lanes |= spread8[p[(size_t)(c + i) * bb + g]] << i;
+                for (int t = 0; t < 8; t++) ag[t] |= (uint32_t)((lanes >> (8 * t)) & 0xFF) << c;
             }
         }
         p += (size_t)r * bb;
-        uint32_t amax = 0;
+        uint32_t amax = 0, bad = 0;
         for (int j = 0; j < block; j++) {
             amax |= a[j];
-            if (neg[j] && !a[j]) return 4;
+            bad |= neg[j] & (a[j] == 0);
         }
+        if (bad) return 4;
         if (bitlen32(amax) != r) return 3;
         for (int j = (int)m; j < block; j++)
             if (a[j] || neg[j]) return 5;
-        int64_t q = 0;
+        int64_t q = 0, qhi = 0;
         for (Py_ssize_t j = 0; j < m; j++) {
             q += neg[j] ? -(int64_t)a[j] : (int64_t)a[j];
-            if (q > (int64_t)Q_MAX || q < -(int64_t)Q_MAX) return 6;
-            float v = (float)((double)q * s);
-            if (!isfinite(v)) return 7;
-            out[base + j] = v;
+            int64_t aq = q < 0 ? -q : q;
+            qhi = aq > qhi ? aq : qhi;
+            out[base + j] = (float)((double)q * s);
         }
+        if (qhi > (int64_t)Q_MAX) return 6;
+        if (!isfinite((float)((double)qhi * s))) return 7;
     }
     if (p != end) return 1;
     return 0;
@@ -818,4 +845,12 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_codec", "Compiled L2 codec (SPEC §9).", -1, methods,
                                     NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__codec(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__codec(void) {
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one != 1) { /* the lane and header layouts assume a little-endian host */
+        PyErr_SetString(PyExc_ImportError, "lam_ref._codec needs a little-endian host (the numpy codec serves)");
+        return NULL;
+    }
+    init_spread();
+    return PyModule_Create(&module);
+}
