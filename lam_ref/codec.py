@@ -561,7 +561,7 @@ def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = N
     """
     use_c = _use_c(backend, xp)
     v = _validate_version(version, strict, xp)
-    if xp is None or xp is np:
+    if xp is None:
         arr = _as_float32_vector(x)
         xp = np
     else:

@@ -91,12 +91,23 @@ def test_v1_c_and_numpy_write_the_same_bytes(data, block):
     assert within_error_bound(x, dc, eb).all(), "the C decode breaks the version-1 bound (SPEC §9.3)"
 
 
-@needs_c
-@given(data=hard_vectors(), strict=st.booleans(), cols=st.sampled_from([1, 2, 3, 8]))
-def test_v2_c_and_reference_write_the_same_bytes(data, strict, cols):
-    """SPEC §9.6: the C version-2 encoder writes the reference's bytes, the decoders agree bit for bit."""
-    x, eb = data
+def _with_repeats(x: np.ndarray, cols: int, picks: list[int]) -> np.ndarray:
+    """``x`` cut to whole rows of ``cols``, then rows repeated in the order ``picks`` (indices mod rows)."""
     x = x[: x.size - x.size % cols]
+    rows = x.reshape(-1, cols)
+    if rows.shape[0] and picks:
+        rows = np.concatenate([rows, rows[[p % rows.shape[0] for p in picks]]])
+    return rows.reshape(-1)
+
+
+@needs_c
+@given(data=hard_vectors(), strict=st.booleans(), cols=st.sampled_from([1, 2, 3, 8, 16, 24]),
+       picks=st.lists(st.integers(0, 50), max_size=6))
+def test_v2_c_and_reference_write_the_same_bytes(data, strict, cols, picks):
+    """SPEC §9.6: the C version-2 encoder writes the reference's bytes, the decoders agree bit for bit
+    (rows of 16 or more columns repeated, so that the row-repeat section is exercised)."""
+    x, eb = data
+    x = _with_repeats(x, cols, picks)
     a = codec_encode(x, eb, version=2, strict=strict, cols=cols, backend="numpy")
     b = codec_encode(x, eb, version=2, strict=strict, cols=cols, backend="c")
     assert a == b, f"C and reference version-2 streams differ (n={x.size}, eb={eb}, cols={cols}, strict={strict})"
@@ -105,15 +116,15 @@ def test_v2_c_and_reference_write_the_same_bytes(data, strict, cols):
     assert within_error_bound(x, dc, eb).all(), "version 2 breaks the version-1 bound (same quantizer)"
 
 
-@given(data=hard_vectors(), cols=st.sampled_from([1, 4]))
-def test_v2_strict_never_exceeds_eb(data, cols):
+@given(data=hard_vectors(), cols=st.sampled_from([1, 4, 16]), picks=st.lists(st.integers(0, 50), max_size=4))
+def test_v2_strict_never_exceeds_eb(data, cols, picks):
     """SPEC §9.6 strict mode: ``|x - x'| <= eb`` for every value, compared in float64 (the reference
     backend, and C when built). Adversarial: near-ties at large codes, where float32 rounding of the
     reconstruction pushes a plain stream past ``eb``.
 
     Shown to fail on strict mode without the exception list (the plain version-2 decode)."""
     x, eb = data
-    x = x[: x.size - x.size % cols]
+    x = _with_repeats(x, cols, picks)
     for backend in ["numpy"] + (["c"] if codec_mod.C_BUILT else []):
         dec = codec_decode(codec_encode(x, eb, version=2, strict=True, cols=cols, backend=backend), backend=backend)
         err = np.abs(x.astype(np.float64) - dec.astype(np.float64))
@@ -156,16 +167,20 @@ def _same_outcome(stream: bytes) -> None:
 @needs_c
 @given(
     x=st.lists(st.floats(-10.0, 10.0, width=32), min_size=1, max_size=90),
-    version=st.sampled_from([1, 2]),
+    version=st.sampled_from([1, 2, 16]),
     where=st.integers(0, 10**6),
     value=st.integers(0, 255),
     cut=st.integers(1, 40),
 )
 def test_corrupt_streams_get_the_same_refusal(x, version, where, value, cut):
     """Truncated, padded, and forged streams (CRC recomputed): both backends refuse (LamValueError)
-    or both decode to the same bits; an unforged flipped byte is always refused."""
+    or both decode to the same bits; an unforged flipped byte is always refused. ``version=16`` is
+    version 2 with 16 columns and a repeated row (the row-repeat section)."""
     arr = np.array(x, dtype=np.float32)
-    s = codec_encode(arr, 0.01, version=version, strict=version == 2, cols=1)
+    cols = 16 if version == 16 else 1
+    if cols == 16:
+        arr = np.concatenate([np.resize(arr, 32), np.resize(arr, 16)])
+    s = codec_encode(arr, 0.01, version=min(version, 2), strict=version != 1, cols=cols)
     for bad in (s[:-cut] if cut < len(s) else s[:1], s + b"\x00"):
         for backend in ("numpy", "c"):
             with pytest.raises(LamValueError):
