@@ -174,12 +174,16 @@ static int v1_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
         p += bb;
         for (int g = 0; g < bb; g++) {
             uint32_t *ag = a + 8 * g;
-            for (int t = 0; t < 8; t++) ag[t] = 0;
+            uint8_t lb[8];
             for (int c = 0; c < r; c += 8) {
                 int top = r - c < 8 ? r - c : 8;
                 uint64_t lanes = 0;
                 for (int i = 0; i < top; i++) lanes |= spread8[p[(size_t)(c + i) * bb + g]] << i;
-                for (int t = 0; t < 8; t++) ag[t] |= (uint32_t)((lanes >> (8 * t)) & 0xFF) << c;
+                memcpy(lb, &lanes, 8);
+                if (c == 0)
+                    for (int t = 0; t < 8; t++) ag[t] = lb[t];
+                else
+                    for (int t = 0; t < 8; t++) ag[t] |= (uint32_t)lb[t] << c;
             }
         }
         p += (size_t)r * bb;
@@ -194,7 +198,8 @@ static int v1_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
             if (a[j] || neg[j]) return 5;
         int64_t q = 0, qhi = 0;
         for (Py_ssize_t j = 0; j < m; j++) {
-            q += neg[j] ? -(int64_t)a[j] : (int64_t)a[j];
+            int64_t sg = -(int64_t)neg[j]; /* 0 or -1: branch-free sign (signs are random) */
+            q += ((int64_t)a[j] ^ sg) - sg;
             int64_t aq = q < 0 ? -q : q;
             qhi = aq > qhi ? aq : qhi;
             out[base + j] = (float)((double)q * s);
