@@ -457,17 +457,18 @@ static PyObject *v2_encode(PyObject *self, PyObject *args) {
     }
     double qmax = 0.0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        double a = fabs(quant(x[i], s));
+        double q = quant(x[i], s);
+        double a = fabs(q);
         if (a > qmax) qmax = a;
+        z[i] = a <= Q_MAX ? zigzag((int64_t)q) : 0;
     }
     if (!(qmax <= Q_MAX) || qmax * s >= F32_OVERFLOW) {
         err = Py_BuildValue("(id)", qmax <= Q_MAX ? 2 : 1, qmax);
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t q = (int64_t)quant(x[i], s);
-        z[i] = zigzag(q);
-        if (strict) {
+    for (Py_ssize_t i = 0; strict && i < n; i++) {
+        int64_t q = unzigzag(z[i]);
+        {
             float r = (float)((double)q * s);
             if (fabs((double)x[i] - (double)r) > eb) {
                 if (ne == exc_cap) {
@@ -599,6 +600,17 @@ typedef struct {
 } bitr;
 
 static inline void br_fill(bitr *r) {
+    if (r->nbits <= 56 && r->end - r->p >= 8) { /* whole bytes at once: (63 - nbits) / 8 of them */
+        uint64_t w;
+        memcpy(&w, r->p, 8);
+        w = __builtin_bswap64(w);
+        int take = (63 - r->nbits) >> 3;
+        int total = r->nbits + 8 * take; /* <= 63: the shift below is in range */
+        r->acc |= (w >> r->nbits) & (~0ull << (64 - total));
+        r->p += take;
+        r->nbits = total;
+        return;
+    }
     while (r->nbits <= 56) {
         if (r->p < r->end) r->acc |= (uint64_t)(*r->p++) << (56 - r->nbits);
         else r->over += 8;
