@@ -40,6 +40,16 @@ Byte format (self-describing; all integers little-endian), version 1:
 corrupt input with :class:`~lam_ref.geometry.LamValueError` and never returns a partial array.
 The numcodecs codec :class:`CuSZpPlain` (id ``"lam_ref.cuszp_plain"``) is registered on import.
 
+**Version 2** (SPEC §9.6; :mod:`lam_ref.codec_v2`, docs/codec.md "Byte format (version 2)"):
+``codec_encode(x, eb, version=2, cols=D, strict=False)`` keeps this quantizer and writes the codes
+with canonical Huffman tables per column class (and exact row repeats as references); ``strict``
+(flags bit 0) stores every value that float32 rounding would push past ``eb`` verbatim, so that
+``|x - x'| <= eb`` holds exactly. Version 1 stays the default and is decoded as before.
+
+**Backends** (SPEC §9.5): ``backend="auto"`` runs the C extension ``lam_ref._codec`` (``_codec.c``,
+optional like L0's) when it is built and the arrays are on the CPU, ``"c"`` requires it, ``"numpy"``
+runs the code below; all write the same bytes and decode to the same bits.
+
 **GPU** (``pip install lam_ref[gpu]``): the quantizer, the block layer and the reconstruction are
 written once against an array module ``xp``; :func:`codec_encode` / :func:`codec_decode` with
 ``xp=cupy`` (:func:`array_module("cuda") <array_module>`) run them on the device and build only
