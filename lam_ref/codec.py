@@ -585,8 +585,7 @@ def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = N
         body = _c.v1_encode(arr, 2.0 * e, block)
         if isinstance(body, tuple):
             _check_range(e, body[1])
-        nb = -(-int(arr.size) // block)
-        return assemble_stream(int(arr.size), e, block, body[:nb], body[nb:])
+        return assemble_stream(int(arr.size), e, block, body, b"")  # rate bytes then payload, one buffer
     q = codec_quantize(arr, e, xp=xp)
     rates, payload = encode_blocks(q, block, xp)
     return assemble_stream(int(arr.size), e, block, _host(rates).tobytes(), _host(payload).tobytes())
