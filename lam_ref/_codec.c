@@ -264,24 +264,22 @@ typedef struct {
     int parent;
 } hnode;
 
-static hnode *g_nodes;
-static int cmp_leaf(const void *a, const void *b) {
-    const hnode *x = &g_nodes[*(const int *)a], *y = &g_nodes[*(const int *)b];
+static int cmp_leaf(const void *a, const void *b) { /* by (count, symbol); thread safe (no globals) */
+    const hnode *x = (const hnode *)a, *y = (const hnode *)b;
     if (x->w != y->w) return x->w < y->w ? -1 : 1;
     return x->sym < y->sym ? -1 : (x->sym > y->sym);
 }
 
 /* Code lengths of SPEC §9.6: two-queue Huffman on leaves sorted by (count, symbol), ties to the
  * leaf; a lone symbol gets length 1; while a length exceeds 15, counts c -> (c+1)>>1 and rebuild.
- * Returns 0, or -1 on allocation failure. Not thread safe (g_nodes), called with the GIL held. */
+ * Returns 0, or -1 on allocation failure. Reentrant: it runs with the GIL released. */
 static int huff_lengths_c(const uint64_t *counts0, int A, uint8_t *len) {
     memset(len, 0, (size_t)A);
     uint64_t *c = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(A ? A : 1));
     hnode *nodes = (hnode *)malloc(sizeof(hnode) * (size_t)(2 * A + 1));
-    int *leaves = (int *)malloc(sizeof(int) * (size_t)(A ? A : 1));
     int *depth = (int *)malloc(sizeof(int) * (size_t)(2 * A + 1));
-    if (!c || !nodes || !leaves || !depth) {
-        free(c); free(nodes); free(leaves); free(depth);
+    if (!c || !nodes || !depth) {
+        free(c); free(nodes); free(depth);
         return -1;
     }
     memcpy(c, counts0, sizeof(uint64_t) * (size_t)A);
@@ -292,7 +290,6 @@ static int huff_lengths_c(const uint64_t *counts0, int A, uint8_t *len) {
                 nodes[L].w = c[i];
                 nodes[L].sym = i;
                 nodes[L].parent = -1;
-                leaves[L] = L;
                 L++;
             }
         if (L == 0) break;
@@ -300,14 +297,13 @@ static int huff_lengths_c(const uint64_t *counts0, int A, uint8_t *len) {
             len[nodes[0].sym] = 1;
             break;
         }
-        g_nodes = nodes;
-        qsort(leaves, (size_t)L, sizeof(int), cmp_leaf);
-        /* leaves[] is the sorted leaf queue; internal nodes are appended at L.. in creation order */
+        qsort(nodes, (size_t)L, sizeof(hnode), cmp_leaf);
+        /* nodes[0..L) is the sorted leaf queue; internal nodes are appended at L.. in creation order */
         int li = 0, ii = L, top = L;
         for (int k = 0; k < L - 1; k++) {
             int pick[2];
             for (int t = 0; t < 2; t++) {
-                if (li < L && (ii >= top || nodes[leaves[li]].w <= nodes[ii].w)) pick[t] = leaves[li++];
+                if (li < L && (ii >= top || nodes[li].w <= nodes[ii].w)) pick[t] = li++;
                 else pick[t] = ii++;
             }
             nodes[top].w = nodes[pick[0]].w + nodes[pick[1]].w;
@@ -330,7 +326,7 @@ static int huff_lengths_c(const uint64_t *counts0, int A, uint8_t *len) {
         for (int i = 0; i < A; i++)
             if (c[i]) c[i] = (c[i] + 1) >> 1;
     }
-    free(c); free(nodes); free(leaves); free(depth);
+    free(c); free(nodes); free(depth);
     return 0;
 }
 
@@ -563,10 +559,11 @@ static PyObject *v2_encode(PyObject *self, PyObject *args) {
         uint64_t e = (uint64_t)ne;
         memcpy(p, &e, 8);
         p += 8;
-        memcpy(p, exc_i, 8 * (size_t)ne);
-        p += 8 * ne;
-        memcpy(p, exc_v, 4 * (size_t)ne);
-        p += 4 * ne;
+        if (ne) { /* exc_i / exc_v are NULL when there is no exception */
+            memcpy(p, exc_i, 8 * (size_t)ne);
+            memcpy(p + 8 * ne, exc_v, 4 * (size_t)ne);
+        }
+        p += 12 * ne;
     }
     bitw bw = {p, 0, 0};
     for (Py_ssize_t r = 0; r < rows; r++) {
