@@ -27,7 +27,7 @@ from lam_ref.codec import HEADER_SIZE, Q_MAX, codec_decode, codec_encode, within
 from lam_ref.geometry import LamValueError
 
 needs_c = pytest.mark.skipif(not codec_mod.C_BUILT, reason="lam_ref._codec is not built")
-EBS = [2.0**-10, 2.0**-7, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 3.0]
+EBS = [2.0**-10, 2.0**-7, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 0.7, 3.0]
 
 
 def test_extension_is_built():
@@ -60,12 +60,27 @@ def _ties(eb: float, ks: list[int]) -> list[float]:
     return out
 
 
+def _reciprocal_traps(eb: float, limit: int = 8) -> list[float]:
+    """float32 values beside a tie whose code differs when ``x / s`` is replaced by ``x * (1/s)``
+    (the forbidden rewrite of SPEC §9.2); found by search, so the test does not rely on luck."""
+    s = 2.0 * eb
+    t = ((np.arange(-200_000, 200_000) + 0.5) * s).astype(np.float32)
+    c = np.concatenate([t, np.nextafter(t, np.float32(np.inf)), np.nextafter(t, np.float32(-np.inf))]).astype(np.float64)
+
+    def q(y: np.ndarray) -> np.ndarray:
+        f = np.floor(y)
+        return f + (y - f >= 0.5)
+
+    hits = c[q(c / s) != q(c * (1.0 / s))]
+    return hits[:limit].tolist()
+
+
 @st.composite
 def hard_vectors(draw):
     """(x float32, eb): ties, near-ties, codes near Q_MAX, subnormals, zeros, ordinary values."""
     eb = draw(st.sampled_from(EBS))
     ks = draw(st.lists(st.integers(-5000, 5000), max_size=8))
-    parts = _ties(eb, ks)
+    parts = _ties(eb, ks) + (_reciprocal_traps(eb) if draw(st.booleans()) else [])
     big = Q_MAX * 2.0 * eb
     parts += draw(st.lists(st.sampled_from([0.0, -0.0, 1e-45, -1e-45, 1e-38, big * 0.999, -big * 0.999]), max_size=6))
     parts += draw(st.lists(st.floats(-100.0, 100.0, width=32), max_size=120))
