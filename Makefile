@@ -70,13 +70,14 @@ thorough: venv
 # The benchmark suite (not part of `make test`; ~15 minutes on 2 idle cores): results JSON, PNG and
 # SVG plots under benchmarks/results, the plots the docs show under docs/img.
 bench: venv
-	$(PY) -c "import faiss, matplotlib" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check -e ".[bench]"
+	$(PY) -c "import faiss, matplotlib, pysz, zfpy" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check -e ".[bench]"
 	$(VENV)/bin/lam-ref bench constants --out benchmarks/results/profile.json
 	$(VENV)/bin/lam-ref model --json benchmarks/results/model.json --plot benchmarks/results/schedules.png
 	$(VENV)/bin/lam-ref model --device benchmarks/results/profile.json --json benchmarks/results/model_here.json
 	$(PY) benchmarks/bench_baselines.py --repeat 4 --json benchmarks/results/baselines.json --plots benchmarks/results
 	$(PY) benchmarks/bench_footprint.py --json benchmarks/results/footprint.json
 	$(PY) benchmarks/bench_substitution.py --json benchmarks/results/substitution.json
+	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_codec_peers.py --json benchmarks/results/codec_peers.json
 	cp benchmarks/results/schedules.png docs/img/costmodel_schedules.png
 	cp benchmarks/results/schedules.svg docs/img/costmodel_schedules.svg
 	cp benchmarks/results/scaling.png benchmarks/results/scaling.svg benchmarks/results/roof_ratio.png benchmarks/results/roof_ratio.svg docs/img/

@@ -40,6 +40,16 @@ Byte format (self-describing; all integers little-endian), version 1:
 corrupt input with :class:`~lam_ref.geometry.LamValueError` and never returns a partial array.
 The numcodecs codec :class:`CuSZpPlain` (id ``"lam_ref.cuszp_plain"``) is registered on import.
 
+**Version 2** (SPEC §9.6; :mod:`lam_ref.codec_v2`, docs/codec.md "Byte format (version 2)"):
+``codec_encode(x, eb, version=2, cols=D, strict=False)`` keeps this quantizer and writes the codes
+with canonical Huffman tables per column class (and exact row repeats as references); ``strict``
+(flags bit 0) stores every value that float32 rounding would push past ``eb`` verbatim, so that
+``|x - x'| <= eb`` holds exactly. Version 1 stays the default and is decoded as before.
+
+**Backends** (SPEC §9.5): ``backend="auto"`` runs the C extension ``lam_ref._codec`` (``_codec.c``,
+optional like L0's) when it is built and the arrays are on the CPU, ``"c"`` requires it, ``"numpy"``
+runs the code below; all write the same bytes and decode to the same bits.
+
 **GPU** (``pip install lam_ref[gpu]``): the quantizer, the block layer and the reconstruction are
 written once against an array module ``xp``; :func:`codec_encode` / :func:`codec_decode` with
 ``xp=cupy`` (:func:`array_module("cuda") <array_module>`) run them on the device and build only
@@ -62,11 +72,19 @@ from typing import Any
 
 import numpy as np
 
+from . import codec_v2 as _v2
 from .devices import array_module  # noqa: F401  (re-exported: the codec's xp of a device)
 from .geometry import LamValueError, validate_int, validate_real
 
+try:  # the compiled twin (lam_ref/_codec.c, optional like L0's _l0); the numpy path serves without it
+    from . import _codec as _c
+except ImportError:  # pragma: no cover - exercised only without a C compiler
+    _c = None
+
 __all__ = [
+    "BACKENDS",
     "BLOCK_SIZE",
+    "C_BUILT",
     "CODEC_ID",
     "DEFAULT_REL_EB",
     "FORMAT_VERSION",
@@ -96,6 +114,12 @@ __all__ = [
 
 MAGIC = b"LSZP"
 FORMAT_VERSION = 1
+#: The stream versions this reader decodes (SPEC §9.5 version 1, normative default; §9.6 version 2).
+VERSIONS = (1, 2)
+#: ``backend`` of :func:`codec_encode` / :func:`codec_decode`: C when built (CPU only), else numpy.
+BACKENDS = ("auto", "c", "numpy")
+#: Whether the C extension ``lam_ref._codec`` is built.
+C_BUILT = _c is not None
 #: Values per block (cuSZp's 32; SPEC §9).
 BLOCK_SIZE = 32
 #: The default relative error bound (Table 20's shipped setting, SPEC §9).
@@ -193,15 +217,19 @@ def codec_quantize(x: Any, eb: float, *, xp: Any = np) -> Any:
     f = xp.floor(y)
     q = f + (y - f >= 0.5)
     if q.size:
-        qmax = float(xp.abs(q).max())
-        if not qmax <= Q_MAX:
-            raise LamValueError(
-                f"eb = {e!r} is too small for the data: max |x|/(2*eb) rounds to {qmax:.6g} > {Q_MAX} "
-                "(the format stores int32 quantization codes)"
-            )
-        if qmax * s >= _F32_OVERFLOW:
-            raise LamValueError(f"eb = {e!r} is too large: a reconstruction q*2*eb would overflow float32")
+        _check_range(e, float(xp.abs(q).max()))
     return q.astype(xp.int64)
+
+
+def _check_range(e: float, qmax: float) -> None:
+    """Refuse codes outside ``|q| <= Q_MAX`` or whose reconstruction overflows float32 (SPEC §9.4)."""
+    if not qmax <= Q_MAX:
+        raise LamValueError(
+            f"eb = {e!r} is too small for the data: max |x|/(2*eb) rounds to {qmax:.6g} > {Q_MAX} "
+            "(the format stores int32 quantization codes)"
+        )
+    if qmax * 2.0 * e >= _F32_OVERFLOW:
+        raise LamValueError(f"eb = {e!r} is too large: a reconstruction q*2*eb would overflow float32")
 
 
 def codec_dequantize(q: Any, eb: float, *, xp: Any = np) -> Any:
@@ -367,18 +395,30 @@ class CodecHeader:
     n: int
     eb: float
     crc32: int
+    flags: int = 0
+
+    @property
+    def cols(self) -> int:
+        """Version 2: the uint16 at offset 6 is the number of columns (SPEC §9.6)."""
+        return self.block_size
+
+    @property
+    def strict(self) -> bool:
+        return bool(self.flags & _v2.FLAG_STRICT)
 
     @property
     def blocks(self) -> int:
         return -(-self.n // self.block_size)
 
 
-def _header_bytes(n: int, eb: float, block: int) -> bytes:
-    return _HEADER.pack(MAGIC, FORMAT_VERSION, 0, block, n, eb)
+def _header_bytes(n: int, eb: float, block: int, version: int = FORMAT_VERSION, flags: int = 0) -> bytes:
+    return _HEADER.pack(MAGIC, version, flags, block, n, eb)
 
 
-def assemble_stream(n: int, eb: float, block: int, rates: bytes, payload: bytes) -> bytes:
-    head = _header_bytes(n, eb, block)
+def assemble_stream(n: int, eb: float, block: int, rates: bytes, payload: bytes, *, version: int = FORMAT_VERSION,
+                    flags: int = 0) -> bytes:
+    """Header, CRC-32 and body (version 1: rate bytes then payload; version 2: ``rates`` is the body)."""
+    head = _header_bytes(n, eb, block, version, flags)
     crc = zlib.crc32(payload, zlib.crc32(rates, zlib.crc32(head)))
     return b"".join([head, struct.pack("<I", crc), rates, payload])
 
@@ -406,21 +446,27 @@ def read_header(b: Any) -> CodecHeader:
     (crc,) = struct.unpack_from("<I", view, _HEADER.size)
     if magic != MAGIC:
         raise LamValueError(f"not a lam_ref codec stream: magic {bytes(magic)!r}, expected {MAGIC!r}")
-    if version != FORMAT_VERSION:
-        raise LamValueError(f"unsupported codec stream version {version} (this reader knows {FORMAT_VERSION})")
-    if flags != 0:
+    if version not in VERSIONS:
+        raise LamValueError(f"unsupported codec stream version {version} (this reader knows {VERSIONS})")
+    if version == 1 and flags != 0:
         raise LamValueError(f"corrupt codec stream: reserved flags byte is {flags}, expected 0")
-    if block < 8 or block > _MAX_BLOCK or block % 8:
+    if version == 2 and flags & ~_v2.FLAG_STRICT:
+        raise LamValueError(f"corrupt codec stream: flags byte is {flags}, only bit 0 (strict) is defined")
+    if version == 1 and (block < 8 or block > _MAX_BLOCK or block % 8):
         raise LamValueError(f"corrupt codec stream: block size {block} is not a multiple of 8 in [8, {_MAX_BLOCK}]")
+    if version == 2 and (block < 1 or n % block):
+        raise LamValueError(f"corrupt codec stream: {block} columns do not divide n = {n}")
     if not math.isfinite(eb) or eb <= 0.0 or not math.isfinite(2.0 * eb):
         raise LamValueError(f"corrupt codec stream: error bound eb = {eb!r} is not a positive finite number")
-    return CodecHeader(version, block, n, eb, crc)
+    return CodecHeader(version, block, n, eb, crc, flags)
 
 
 def split_stream(b: Any) -> tuple[CodecHeader, np.ndarray, np.ndarray]:
     """Validate a whole stream and return its header, rate bytes and payload (host arrays)."""
     view = _as_bytes_view(b)
     h = read_header(view)
+    if h.version != 1:
+        raise LamValueError(f"split_stream reads version 1 streams, this one is version {h.version}")
     nb = h.blocks
     total = len(view)
     if total < HEADER_SIZE + nb:
@@ -461,7 +507,41 @@ def _host(a: Any) -> np.ndarray:
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
-def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = None) -> bytes:
+def _use_c(backend: Any, xp: Any) -> bool:
+    """Whether the C extension runs: ``backend`` is ``"auto"`` (C when built, CPU only), ``"c"`` or ``"numpy"``."""
+    if backend not in BACKENDS:
+        raise LamValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    on_cpu = xp is None or xp is np
+    if backend == "c":
+        if _c is None:
+            raise LamValueError("backend='c': the extension lam_ref._codec is not built (reinstall with a C compiler)")
+        if not on_cpu:
+            raise LamValueError("backend='c' runs on the CPU only; use backend='numpy' (or 'auto') with xp=cupy")
+    return backend != "numpy" and _c is not None and on_cpu
+
+
+def _validate_version(version: Any, strict: Any, xp: Any) -> int:
+    v = validate_int(version, "version", minimum=None)
+    if v not in VERSIONS:
+        raise LamValueError(f"version must be one of {VERSIONS}, got {v}")
+    if not isinstance(strict, (bool, np.bool_)):
+        raise LamValueError(f"strict must be a bool, got {strict!r}")
+    if v == 1 and strict:
+        raise LamValueError("strict=True needs version=2 (version 1 has no flags; SPEC §9.6)")
+    if v == 2 and not (xp is None or xp is np):
+        raise LamValueError("version 2 is encoded on the CPU only (xp=None or numpy)")
+    return v
+
+
+def _validate_cols(cols: Any, n: int) -> int:
+    c = validate_int(cols, "cols", minimum=None)
+    if c < 1 or c > 65535 or n % c:
+        raise LamValueError(f"cols must be in [1, 65535] and divide the {n} values, got {c}")
+    return c
+
+
+def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = None, backend: str = "auto",
+                 version: int = FORMAT_VERSION, strict: bool = False, cols: int = 1) -> bytes:
     """Encode float32 values with absolute error bound ``eb`` (SPEC §9, §15 conformance signature).
 
     ``x`` is flattened in C order; the stream records ``n``, ``eb`` and the block size, so
@@ -470,10 +550,15 @@ def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = N
     Args:
         x: float32 values (any shape; with ``xp``, an array of that module, e.g. on the GPU).
         eb: the absolute error bound.
-        block_size: values per block (multiple of 8; default 32).
+        block_size: values per block (multiple of 8; default 32; version 1 only).
         xp: the array module to compute with: ``None`` (numpy, with the input checks of the
             CPU reference), ``numpy``, or ``cupy`` (:func:`array_module`). Every module writes the
             same bytes: the steps are the same IEEE float64 operations (see docs/codec.md).
+        backend: ``"auto"`` (the C extension when built and on the CPU, else numpy), ``"c"`` or
+            ``"numpy"``; every backend writes the same bytes (SPEC §9.5).
+        version: 1 (cuSZp plain, the default, SPEC §9.5) or 2 (Huffman-coded, SPEC §9.6).
+        strict: version 2 only: every reconstruction within ``eb`` exactly (SPEC §9.6).
+        cols: version 2 only: columns of the row-major matrix ``x`` (its codes per column group).
 
     Returns:
         The stream (host ``bytes``; the header and CRC-32 are always built on the host).
@@ -484,45 +569,111 @@ def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = N
         >>> y.dtype, bool(np.all(np.abs(y - x) <= 0.01 * (1 + 1e-6)))
         (dtype('float32'), True)
     """
+    use_c = _use_c(backend, xp)
+    v = _validate_version(version, strict, xp)
     if xp is None:
         arr = _as_float32_vector(x)
         xp = np
     else:
         arr = _xp_vector(x, xp)
     e = validate_eb(eb)
+    if v == 2:
+        c = _validate_cols(cols, int(arr.size))
+        return _encode_v2(arr, e, c, bool(strict), use_c)
     block = _validate_block(block_size)
+    if use_c:
+        body = _c.v1_encode(arr, 2.0 * e, block)
+        if isinstance(body, tuple):
+            _check_range(e, body[1])
+        return assemble_stream(int(arr.size), e, block, body, b"")  # rate bytes then payload, one buffer
     q = codec_quantize(arr, e, xp=xp)
     rates, payload = encode_blocks(q, block, xp)
     return assemble_stream(int(arr.size), e, block, _host(rates).tobytes(), _host(payload).tobytes())
 
 
-def codec_encode_rel(x: Any, rel_eb: float = DEFAULT_REL_EB, *, block_size: int = BLOCK_SIZE, xp: Any = None) -> bytes:
+def _encode_v2(arr: np.ndarray, e: float, cols: int, strict: bool, use_c: bool) -> bytes:
+    """A version-2 stream (SPEC §9.6): the C body, or the reference body of :mod:`lam_ref.codec_v2`."""
+    if use_c:
+        body = _c.v2_encode(arr, 2.0 * e, e, cols, int(strict))
+        if isinstance(body, tuple):
+            _check_range(e, body[1])
+    else:
+        body = _v2.encode_body(codec_quantize(arr, e), arr, e, cols, strict)
+    flags = _v2.FLAG_STRICT if strict else 0
+    return assemble_stream(int(arr.size), e, cols, body, b"", version=2, flags=flags)
+
+
+def codec_encode_rel(x: Any, rel_eb: float = DEFAULT_REL_EB, *, block_size: int = BLOCK_SIZE, xp: Any = None,
+                     **kw: Any) -> bytes:
     """Relative mode: :func:`codec_encode` with ``eb = rel_eb · max|x|`` (:func:`relative_eb`, float64)."""
     if xp is None:
-        return codec_encode(x, relative_eb(x, rel_eb), block_size=block_size)
+        return codec_encode(x, relative_eb(x, rel_eb), block_size=block_size, **kw)
     arr = _xp_vector(x, xp)
     r = validate_eb(rel_eb, "rel_eb")
     m = float(xp.abs(arr).max()) if arr.size else 0.0
-    return codec_encode(arr, r * m if m > 0.0 else r, block_size=block_size, xp=xp)
+    return codec_encode(arr, r * m if m > 0.0 else r, block_size=block_size, xp=xp, **kw)
 
 
-def codec_decode(b: Any, *, xp: Any = None) -> Any:
+#: Messages of the C decoder's codes (SPEC §9.6 version 2; version 1 re-runs numpy for its message).
+_C_V2_ERRORS = {
+    10: "truncated codec stream (version 2): the body is shorter or longer than its tables and codes",
+    11: "corrupt codec stream (version 2): a column class > 64",
+    12: "corrupt codec stream (version 2): a code table is too large or not a prefix code",
+    13: "corrupt codec stream (version 2): a value has no valid code",
+    14: "corrupt codec stream (version 2): a reconstructed code exceeds |q| <= 2**31 - 1",
+    15: "corrupt codec stream (version 2): a reconstructed value overflows float32",
+    16: "corrupt codec stream (version 2): an exception index or value is invalid (non-canonical)",
+    17: "corrupt codec stream (version 2): classes, code lengths or padding differ from the encoder's (non-canonical)",
+}
+
+
+def _decode_v2(view: memoryview, h: CodecHeader, use_c: bool) -> np.ndarray:
+    body = view[HEADER_SIZE:]
+    crc = zlib.crc32(body, zlib.crc32(view[: _HEADER.size]))
+    if crc != h.crc32:
+        raise LamValueError(f"corrupt codec stream: CRC-32 is {crc:#010x}, the header says {h.crc32:#010x}")
+    if h.n > 8 * len(body):  # every value takes at least one bit: refuse before allocating n floats
+        raise LamValueError(f"truncated codec stream (version 2): {len(body)} body bytes cannot hold {h.n} values")
+    if not use_c:
+        return _v2.decode_body(bytes(body), h.n, h.cols, h.eb, h.strict)[1]
+    out = np.empty(h.n, dtype=np.float32)
+    rc = _c.v2_decode(body, h.n, h.cols, 2.0 * h.eb, int(h.strict), out)
+    if rc:
+        raise LamValueError(_C_V2_ERRORS.get(rc, f"corrupt codec stream (version 2): error {rc}"))
+    return out
+
+
+def codec_decode(b: Any, *, xp: Any = None, backend: str = "auto") -> Any:
     """Decode a stream of :func:`codec_encode` to ``float32[n]`` (SPEC §9, §15).
 
     Raises :class:`~lam_ref.geometry.LamValueError` for anything that is not exactly one valid
     stream: bad magic/version/flags, truncation, trailing bytes, CRC mismatch, or a payload the
     encoder could not have written (non-canonical rate, sign on a zero delta, non-zero padding).
     The stream is validated on the host (header, lengths, CRC-32); with ``xp`` (e.g. ``cupy``)
-    the blocks are decoded by that module and an array of it is returned.
+    the blocks are decoded by that module and an array of it is returned. ``backend`` as in
+    :func:`codec_encode` (version 2 is decoded on the CPU).
     """
-    h, rates, payload = split_stream(b)
-    mod = np if xp is None else xp
+    use_c = _use_c(backend, xp)
+    view = _as_bytes_view(b)
+    if read_header(view).version == 2:
+        h = read_header(view)
+        if not (xp is None or xp is np):
+            raise LamValueError("version 2 streams are decoded on the CPU only (xp=None or numpy)")
+        return _decode_v2(view, h, use_c)
+    h, rates, payload = split_stream(view)
+    if use_c:
+        out = np.empty(h.n, dtype=np.float32)
+        if _c.v1_decode(view[HEADER_SIZE:], h.n, h.block_size, 2.0 * h.eb, out) == 0:
+            return out
+    mod = np if xp is None else xp  # also the C path's refusals: numpy names the first fault exactly
     if mod is not np:
         rates, payload = mod.asarray(rates), mod.asarray(payload)
     q = decode_blocks(rates, payload, h.n, h.block_size, mod)
     out = codec_dequantize(q, h.eb, xp=mod)
     if out.size and not bool(mod.isfinite(out).all()):
         raise LamValueError("corrupt codec stream: a reconstructed value overflows float32")
+    if use_c:  # pragma: no cover - the two decoders disagree: never return a value either doubts
+        raise LamValueError("corrupt codec stream: the C decoder refused a stream numpy accepts")
     return out
 
 
@@ -612,11 +763,17 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
     ``decode`` returns native ``float32[n]``, or fills ``out``: a native float32 numpy array, or a
     bytes-like object of 1-byte or float32 items (it receives the little-endian float32 bytes); an
     ``out`` of another dtype is refused rather than reinterpreted.
+
+    ``version=2`` writes the Huffman-coded stream (SPEC §9.6), ``strict=True`` (version 2 only) its
+    strict mode; ``cols`` is version 2's column count: ``None`` takes ``shape[-1]`` of a numpy array
+    flattened in C order (an embedding matrix's dimension), else 1 (1-D and Fortran-order arrays,
+    bytes-like input). ``decode`` reads every version whatever the configuration.
     """
 
     codec_id = CODEC_ID
 
-    def __init__(self, eb: float | None = None, rel_eb: float | None = None, block_size: int = BLOCK_SIZE):
+    def __init__(self, eb: float | None = None, rel_eb: float | None = None, block_size: int = BLOCK_SIZE,
+                 version: int = FORMAT_VERSION, strict: bool = False, cols: int | None = None):
         if _register_codec is None:  # pragma: no cover
             raise ImportError("numcodecs is not installed: pip install numcodecs (lam_ref[encoder])")
         if eb is not None and rel_eb is not None:
@@ -626,6 +783,19 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
             DEFAULT_REL_EB if rel_eb is None else rel_eb, "rel_eb"
         )
         self.block_size = _validate_block(block_size)
+        self.version = _validate_version(version, strict, None)
+        self.strict = bool(strict)
+        if self.version == 1 and cols is not None:
+            raise LamValueError(f"cols is a version-2 setting, got cols={cols!r} with version=1")
+        self.cols = None if cols is None else _validate_cols(cols, 0)
+
+    def _cols(self, buf: Any) -> int:
+        """Version 2's columns: the configured ``cols``, else ``shape[-1]`` of a numpy array read in C order."""
+        if self.cols is not None:
+            return self.cols
+        if not isinstance(buf, np.ndarray) or buf.ndim < 2 or buf.size == 0:
+            return 1
+        return 1 if buf.flags.f_contiguous and not buf.flags.c_contiguous else int(buf.shape[-1])
 
     def _values(self, buf: Any) -> np.ndarray:
         if isinstance(buf, np.ndarray):
@@ -645,6 +815,8 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
     def encode(self, buf: Any) -> bytes:
         x = self._values(buf)
         eb = self.eb if self.eb is not None else relative_eb(x, self.rel_eb)
+        if self.version == 2:
+            return codec_encode(x, eb, version=2, strict=self.strict, cols=self._cols(buf))
         return codec_encode(x, eb, block_size=self.block_size)
 
     def decode(self, buf: Any, out: Any = None) -> Any:
@@ -667,11 +839,15 @@ class CuSZpPlain(_CodecBase):  # type: ignore[misc,valid-type]
             cfg["eb"] = self.eb
         else:
             cfg["rel_eb"] = self.rel_eb
+        if self.version != FORMAT_VERSION:  # version 1's configuration is unchanged (committed fixtures)
+            cfg.update(version=self.version, strict=self.strict, cols=self.cols)
         return cfg
 
     def __repr__(self) -> str:
         mode = f"eb={self.eb!r}" if self.eb is not None else f"rel_eb={self.rel_eb!r}"
         extra = "" if self.block_size == BLOCK_SIZE else f", block_size={self.block_size}"
+        if self.version != FORMAT_VERSION:
+            extra += f", version={self.version}, strict={self.strict}, cols={self.cols!r}"
         return f"CuSZpPlain({mode}{extra})"
 
 

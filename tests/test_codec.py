@@ -227,7 +227,7 @@ def _restamp(head: bytes, body: bytes) -> bytes:
     "head, body, match",
     [
         (b"XXXX" + HAND_HEAD[4:], HAND_BODY, "magic"),
-        (HAND_HEAD[:4] + b"\x02" + HAND_HEAD[5:], HAND_BODY, "version 2"),
+        (HAND_HEAD[:4] + b"\x03" + HAND_HEAD[5:], HAND_BODY, "version 3"),
         (HAND_HEAD[:5] + b"\x01" + HAND_HEAD[6:], HAND_BODY, "flags"),
         (HAND_HEAD[:6] + b"\x0c\x00" + HAND_HEAD[8:], HAND_BODY, "block size 12"),
         (HAND_HEAD[:16] + struct.pack("<d", -0.5), HAND_BODY, "eb = -0.5"),

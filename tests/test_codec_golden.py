@@ -81,3 +81,47 @@ def test_numpy_encoder_equals_reference_encoder(values, eb, block):
     theirs = ref.encode([float(v) for v in x], eb, block)
     assert mine == theirs, f"encoders disagree on n={x.size}, eb={eb}, block={block}"
     assert [float(v) for v in codec_decode(mine)] == ref.decode(theirs), "decoders disagree"
+
+
+# ----------------------------------------------------------------------------------------------
+# version 2 (SPEC §9.6): tests/fixtures/codec_v2, written once by its make_fixtures.py
+
+FIXTURES_V2 = Path(__file__).resolve().parent / "fixtures" / "codec_v2"
+CASES_V2 = sorted(p.name[: -len(".json")] for p in FIXTURES_V2.glob("*.json"))
+
+
+def test_v2_fixture_set_is_complete():
+    assert len(CASES_V2) == 8, f"expected the 8 committed version-2 cases, found {CASES_V2}"
+    for name in CASES_V2:
+        for suffix in (".input.npy", ".bin"):
+            assert (FIXTURES_V2 / f"{name}{suffix}").is_file(), f"fixture {name}{suffix} is missing"
+
+
+@pytest.mark.parametrize("name", CASES_V2)
+def test_v2_fixture_bytes_and_decodes(name):
+    """The committed bytes: both encoders (C when built, and the reference) reproduce them, both
+    decoders agree bit for bit, and the decode is checked against the original input alone: within
+    the version-1 bound, and within ``eb`` exactly (float64) for the strict cases."""
+    from lam_ref import codec as codec_mod
+
+    x = np.load(FIXTURES_V2 / f"{name}.input.npy", allow_pickle=False)
+    meta = json.loads((FIXTURES_V2 / f"{name}.json").read_text())
+    expected = (FIXTURES_V2 / f"{name}.bin").read_bytes()
+    assert hashlib.sha256(expected).hexdigest() == meta["sha256"], f"{name}.bin does not match its recorded sha256"
+    assert expected[:5] == b"LSZP\x02", f"{name}: not a version-2 stream"
+    assert expected[5] == (1 if meta["strict"] else 0), f"{name}: flags byte {expected[5]} vs strict={meta['strict']}"
+    kw = {"version": 2, "cols": meta["cols"], "strict": meta["strict"]}
+    backends = ["numpy"] + (["c"] if codec_mod.C_BUILT else [])
+    for backend in backends:
+        got = codec_encode(x, meta["eb"], backend=backend, **kw)
+        assert got == expected, f"{name}: the {backend} encoder's bytes differ from the fixture"
+    decs = [codec_decode(expected, backend=b) for b in backends]
+    for d in decs[1:]:
+        assert np.array_equal(d.view(np.uint32), decs[0].view(np.uint32)), f"{name}: decoders disagree"
+    dec = decs[0].astype(np.float64)
+    assert dec.shape == (meta["n"],), f"{name}: decoded shape {dec.shape}"
+    err = np.abs(dec - x.astype(np.float64))
+    slack = np.spacing(np.abs(decs[0])).astype(np.float64) / 2 + 2.0**-52 * (np.abs(x) + meta["eb"])
+    assert (err <= meta["eb"] + slack).all(), f"{name}: error {err.max() if err.size else 0} beyond eb + slack"
+    if meta["strict"]:
+        assert (err <= meta["eb"]).all(), f"{name}: strict error {err.max()} > eb = {meta['eb']}"

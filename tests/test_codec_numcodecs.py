@@ -34,11 +34,16 @@ from lam_ref.geometry import LamValueError  # noqa: E402
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "numcodecs"
 
 #: (codec, decimal precision of the comparison): eb = 1e-3 < 1.5e-2; rel_eb·max|x| <= 1e-2 < 0.15.
+#: The last three write version 2 (SPEC §9.6): plain, strict, and a fixed column count.
 CODECS = [
     (CuSZpPlain(eb=1e-3), 2),
     (CuSZpPlain(rel_eb=1e-3), 1),
     (CuSZpPlain(eb=0.01, block_size=8), 1),
+    (CuSZpPlain(eb=1e-3, version=2), 2),
+    (CuSZpPlain(rel_eb=1e-3, version=2, strict=True), 1),
+    (CuSZpPlain(eb=1e-3, version=2, strict=True, cols=1), 2),
 ]
+IDS = ["eb", "rel_eb", "block8", "v2", "v2_strict_rel", "v2_cols1"]
 
 
 def _arrays() -> dict[str, np.ndarray]:
@@ -62,7 +67,7 @@ def _arrays() -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("kind", list(_arrays()))
-@pytest.mark.parametrize("codec,decimal", CODECS, ids=["eb", "rel_eb", "block8"])
+@pytest.mark.parametrize("codec,decimal", CODECS, ids=IDS)
 def test_spec9_numcodecs_check_encode_decode(kind, codec, decimal):
     """SPEC §9.3 through numcodecs' own harness: every encode input kind, every decode buffer kind
     and ``out=`` (numpy and bytearray) give the array back within the bound, viewed as float32."""
@@ -70,7 +75,7 @@ def test_spec9_numcodecs_check_encode_decode(kind, codec, decimal):
     check_encode_decode(arr, codec, precision=decimal)
 
 
-@pytest.mark.parametrize("codec", [c for c, _ in CODECS] + [CuSZpPlain()], ids=["eb", "rel_eb", "block8", "default"])
+@pytest.mark.parametrize("codec", [c for c, _ in CODECS] + [CuSZpPlain()], ids=IDS + ["default"])
 def test_numcodecs_check_config(codec):
     """The configuration survives JSON and the registry (numcodecs ``check_config``)."""
     check_config(codec)
@@ -178,6 +183,40 @@ def test_spec9_zarr_v2_round_trip(tmp_path):
     assert err > 0.0, "the codec is lossy: an exact round trip means it was not applied"
     cfg = back.metadata.to_dict()["compressor"]
     assert cfg["id"] == CODEC_ID and cfg["eb"] == 1e-3, f"stored compressor config {cfg}"
+
+
+def test_spec9_zarr_v2_round_trip_of_stream_version_2(tmp_path):
+    """Stream version 2, strict, as a zarr compressor: every value read back within ``eb`` exactly
+    (float64), each chunk a version-2 stream with one column per embedding dimension (24)."""
+    rng = np.random.default_rng(6)
+    x = rng.normal(scale=0.1, size=(50, 24)).astype(np.float32)
+    x[30:40] = x[0:10]  # repeated rows: the row-repeat section
+    z = _zarr_array(tmp_path, "<f4", CuSZpPlain(eb=1e-3, version=2, strict=True))
+    z[:] = x
+    back = zarr.open_array(str(tmp_path / "a.zarr"), mode="r")
+    y = back[:]
+    err = np.abs(y.astype(np.float64) - x.astype(np.float64))
+    assert float(err.max()) <= 1e-3, f"strict zarr round trip error {err.max()} exceeds eb = 1e-3"
+    cfg = back.metadata.to_dict()["compressor"]
+    assert (cfg["version"], cfg["strict"], cfg["cols"]) == (2, True, None), f"stored compressor config {cfg}"
+    blob = (tmp_path / "a.zarr" / "0.0").read_bytes()
+    assert blob[:6] == b"LSZP\x02\x01" and blob[6:8] == (24).to_bytes(2, "little"), f"chunk header {blob[:8]!r}"
+
+
+def test_version_2_config_round_trip_and_refusals():
+    """get_config / from_config keep version, strict and cols; bad combinations are refused by name."""
+    codec = CuSZpPlain(rel_eb=1e-3, version=2, strict=True, cols=384)
+    cfg = codec.get_config()
+    assert cfg == {"id": CODEC_ID, "block_size": 32, "rel_eb": 1e-3, "version": 2, "strict": True, "cols": 384}, cfg
+    again = numcodecs.get_codec(cfg)
+    assert again.get_config() == cfg and repr(again) == repr(codec), f"round trip gave {again!r}"
+    assert "version" not in CuSZpPlain(eb=0.1).get_config(), "version 1's configuration must stay as committed"
+    with pytest.raises(LamValueError, match="strict=True needs version=2"):
+        CuSZpPlain(eb=0.1, strict=True)
+    with pytest.raises(LamValueError, match="cols is a version-2 setting"):
+        CuSZpPlain(eb=0.1, cols=4)
+    with pytest.raises(LamValueError, match="cols must"):
+        CuSZpPlain(eb=0.1, version=2, cols=4).encode(np.zeros(6, dtype=np.float32))
 
 
 @pytest.mark.parametrize("dtype", ["u1", "i1", ">f4"])

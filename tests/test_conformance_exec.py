@@ -102,7 +102,7 @@ def test_reference_server_answers_like_the_oracle():
         assert impl.parts == {"substitute": True, "online": True, "lines": True, "codec": True, "session": False}, (
             f"parts {impl.parts} (session files are in-process only)"
         )
-        assert impl.profiles == {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1"}, (
+        assert impl.profiles == {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2"}, (
             f"the server passes on the adapter's profiles the protocol can check (SPEC §15.4), got {sorted(impl.profiles)}"
         )
         rng = np.random.default_rng(5)

@@ -27,7 +27,8 @@ CORRECT = [
 #: What each correct implementation claims (SPEC §15.4), stated here rather than read from it.
 CLAIMS = {
     "lam_ref.conformance.independent": {"core", "online", "l0", "codec-bound"},
-    "lam_ref.conformance.adapter": {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "session-v1"},
+    "lam_ref.conformance.adapter": {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2",
+                                   "session-v1"},
     "lam_ref.conformance.adapter_banded": {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1"},
     "lam_ref.conformance.mutants.reference": {"core", "online", "l0", "codec-bound"},  # default set: no PROFILES
 }

@@ -14,7 +14,7 @@ from lam_ref.conformance.profiles import PROFILES, default_profiles, profile_ver
 from lam_ref.conformance.report import validate_report
 from lam_ref.geometry import LamValueError
 
-NAMES = ["core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "session-v1"]
+NAMES = ["core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2", "session-v1"]
 
 
 def test_the_seven_profiles_of_issue_21_exist_and_every_check_belongs_to_one():
@@ -39,7 +39,7 @@ def test_default_profiles_follow_the_parts():
 @pytest.mark.parametrize(
     ("value", "needle"),
     [
-        ({"core", "codec-v2"}, "unknown profile 'codec-v2'"),
+        ({"core", "codec-v3"}, "unknown profile 'codec-v3'"),
         ({"core", "codec-v1"}, "claims profile 'codec-v1' but does not implement part(s) codec"),
         ("core", "must be a set of profile names"),
         (set(), "non-empty set"),

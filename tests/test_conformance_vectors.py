@@ -129,8 +129,8 @@ def test_codec_v1_golden_stream_is_the_worked_example_of_docs_codec():
 # bad input: one line naming the file or the profile
 # ------------------------------------------------------------------------------------------------
 def test_unknown_profile_is_named():
-    with pytest.raises(LamValueError, match="unknown vector profile 'codec-v2'") as info:
-        load_vectors("codec-v2")
+    with pytest.raises(LamValueError, match="unknown vector profile 'codec-v3'") as info:
+        load_vectors("codec-v3")
     assert "\n" not in str(info.value), "the error must be one line"
 
 

@@ -25,7 +25,7 @@ NAME = "lam_ref (exhaustive)"
 COMPLETE = True
 EXHAUSTIVE = True
 #: Every profile of SPEC §15.4: lam_ref is the reference for the byte-exact formats too.
-PROFILES = {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "session-v1"}
+PROFILES = {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2", "session-v1"}
 
 __all__ = ["COMPLETE", "NAME", "OnlineSession", "PROFILES", "session_load", "session_save", "substitute", "__version__"]
 

@@ -60,6 +60,8 @@ PROFILES: dict[str, Profile] = {
                 ("s9-codec", "s9-bound", "s9-input")),
         Profile("codec-v1", "L2 codec byte format version 1 (docs/codec.md), byte-exact, every refusal", ("codec",),
                 ("s9-codec", "s9-bound", "s9-input", "s9-v1")),
+        Profile("codec-v2", "L2 codec byte format version 2 (docs/codec.md): decoded bit for bit, every refusal",
+                ("codec",), ("s9-codec", "s9-bound", "s9-v2")),
         Profile("session-v1", "online session save format version 1 (save, restore, refuse)", ("online", "session"),
                 ("s6-save",)),
     )

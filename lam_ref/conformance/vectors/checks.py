@@ -58,6 +58,7 @@ SHOWN_TO_FAIL_ON: dict[str, tuple[str, ...]] = {
     "l0-stubs": ("m39_l0_stub_one_based", "m40_l0_stub_input_lines"),
     "codec-bound": ("m16_codec_truncation",),
     "codec-v1": ("m59_codec_header_big_endian",),
+    "codec-v2": ("m132_codec_v2_unread",),
     "session-v1": ("m131_session_ids_from_retained",),
 }
 
@@ -82,6 +83,7 @@ check_vectors_l0 = _FUNCS["l0"]
 check_vectors_l0_stubs = _FUNCS["l0-stubs"]
 check_vectors_codec_bound = _FUNCS["codec-bound"]
 check_vectors_codec_v1 = _FUNCS["codec-v1"]
+check_vectors_codec_v2 = _FUNCS["codec-v2"]
 check_vectors_session_v1 = _FUNCS["session-v1"]
 #: The ``vectors.*`` checks in report order (the suite's registry adds them to its own list).
 CHECKS: list[Check] = [f.check for f in _FUNCS.values()]

@@ -9,6 +9,10 @@ Expected outputs come from the definitions, never from the fast code under test:
   of SPEC §7 (not the C pass or the numpy pass of ``dedup_records``);
 * ``codec-bound``, ``codec-v1``: a pure-Python coder in this file written from the byte format of
   ``docs/codec.md`` (one value and one bit at a time; no ``lam_ref.codec``);
+* ``codec-v2``: the streams are written by the version-2 reference encoder (``lam_ref.codec_v2``,
+  held byte-equal to the C encoder by ``tests/test_codec_c.py``); every expected decode comes from
+  this file's version-1 quantizer (the same codes, SPEC §9.6) and, for strict streams, the strict
+  rule applied here value by value; the refused streams are single defects of valid ones;
 * ``session-v1``: files assembled here field by field from SPEC §6.3 (a stored zip of ``.npy``
   arrays and ``header.json``, fixed timestamps) with the π of the oracle.
 
@@ -683,6 +687,101 @@ def build_codec_v1() -> _File:
 
 
 # ------------------------------------------------------------------------------------------------
+# L2 codec, version 2 (SPEC §9.6): decode vectors; the expected values from the v1 quantizer above
+# ------------------------------------------------------------------------------------------------
+CODEC_V2_NOTES = {
+    "Decode": ("Format", "a valid version-2 stream decodes to exactly these float32 values (the version-1 codes, SPEC §9.6)."),
+    "Strict": ("Tolerance", "strict mode (flags bit 0): every value within eb exactly; the exceptions hold the values plain rounding would push past eb."),
+    "RowRepeats": ("Format", "cols >= 16: exact repeats of earlier rows stored as references."),
+    "Escapes": ("Format", "zigzag codes >= 4096: escape symbols followed by raw bits."),
+    "Empty": ("EdgeCase", "n = 0."),
+    "CrcMismatch": ("InvalidStream", "the CRC-32 does not match header and body."),
+    "Truncated": ("InvalidStream", "the stream cut short (CRC recomputed): refused, never a partial array."),
+    "TrailingBytes": ("InvalidStream", "a byte after the bit stream (CRC recomputed)."),
+    "BadHeader": ("InvalidStream", "an undefined flags bit, or a column count that does not divide n (CRC recomputed)."),
+    "NonCanonical": ("InvalidStream", "classes, code lengths, row repeats, exceptions or padding the encoder never writes (CRC recomputed)."),
+}
+
+
+def _v2_expected(x: list[float], eb: float, strict: bool) -> list[float]:
+    plain = v1_decode_values(x, eb)
+    if not strict:
+        return plain
+    return [v if abs(v - r) > eb else r for v, r in zip(x, plain)]
+
+
+def _restamp(data: bytes) -> bytes:
+    return data[:24] + struct.pack("<I", zlib_crc(data[:24] + data[28:])) + data[28:]
+
+
+def _v2_cases() -> list[tuple[str, np.ndarray, float, int, bool, list[str]]]:
+    rng = np.random.default_rng(26)
+    rows = (0.05 * rng.normal(size=(6, 16))).astype(np.float32)
+    rep = np.concatenate([rows, rows[[1, 4, 1]]]).reshape(-1)
+    large = (np.float32(1000.0) + np.arange(40, dtype=np.float32) * np.float32(2.0**-13)).astype(np.float32)
+    return [
+        ("100 Gaussian values (σ = 0.05), eb = 1e-3, one column", (0.05 * rng.normal(size=100)).astype(np.float32),
+         1e-3, 1, False, ["Decode"]),
+        ("rounding ties at eb = 0.5, two columns", _f32([2.5, 1.5, 0.5, -0.5, -1.5, -2.5, 0.49999997, 0.0]), 0.5, 2, False,
+         ["Decode"]),
+        ("9 rows of 16 with three exact repeats, eb = 1e-3", rep, 1e-3, 16, False, ["Decode", "RowRepeats"]),
+        ("the same rows, strict, eb = 1e-4", rep, 1e-4, 16, True, ["Decode", "Strict", "RowRepeats"]),
+        ("40 values near 1000 at eb = 1e-4, strict (float32 is coarser than eb)", large, 1e-4, 1, True,
+         ["Decode", "Strict", "Escapes"]),
+        ("x = 0.5, eb = 0.1, strict: the one value plain rounding pushes past eb", _f32([0.5, 0.25]), 0.1, 1, True,
+         ["Decode", "Strict"]),
+        ("n = 0, 16 columns, strict", _f32([]), 1e-3, 16, True, ["Empty"]),
+    ]
+
+
+def build_codec_v2() -> _File:
+    from ... import codec_v2 as v2
+
+    def stream(x: np.ndarray, eb: float, cols: int, strict: bool) -> bytes:
+        q = np.array([v1_quantize(float(v), eb) for v in x.tolist()], dtype=np.int64)
+        body = v2.encode_body(q, x, eb, cols, strict)
+        head = MAGIC + struct.pack("<BBHQd", 2, 1 if strict else 0, cols, x.size, eb)
+        return _restamp(head + b"\0\0\0\0" + body)
+
+    f = _File("codec-v2", "L2 codec byte format version 2 (docs/codec.md): decoded values and refused streams",
+              CODEC_V2_NOTES)
+    for comment, x, eb, cols, strict, flags in _v2_cases():
+        f.add(comment=comment, flags=flags, spec="s9-v2", result="valid", op="codec_decode",
+              input={"data": encode_bytes(stream(x, eb, cols, strict))},
+              expected={"x": encode_array(_f32(_v2_expected(x.tolist(), eb, strict)))})
+    rng = np.random.default_rng(27)
+    x = (0.05 * rng.normal(size=(5, 16))).astype(np.float32)
+    x[3] = x[1]
+    good = stream(x.reshape(-1), 1e-3, 16, True)
+    body_at = 28 + 8 + 1  # header, distinct-row count (4 of 5 rows), 5 + 1 * 2 row bits in one byte
+    classes = good[body_at : body_at + 16]
+    dup = v2.row_repeats
+    try:  # a stream that writes the repeated row again instead of referring to it
+        v2.row_repeats = lambda z, cols: [-1] * (z.size // cols)  # type: ignore[assignment]
+        twice = stream(x.reshape(-1), 1e-3, 16, True)
+    finally:
+        v2.row_repeats = dup  # type: ignore[assignment]
+    bad: list[tuple[str, list[str], bytes]] = [
+        ("CRC-32 off by one", ["CrcMismatch"], good[:24] + struct.pack("<I", (zlib_crc(good[:24] + good[28:]) + 1) % 2**32)
+         + good[28:]),
+        ("the last byte missing", ["Truncated"], _restamp(good[:-1])),
+        ("one trailing zero byte", ["TrailingBytes"], _restamp(good + b"\0")),
+        ("flags 3 (bit 1 undefined)", ["BadHeader"], _restamp(good[:5] + b"\x03" + good[6:])),
+        ("7 columns for 80 values", ["BadHeader"], _restamp(good[:6] + struct.pack("<H", 7) + good[8:])),
+        ("a column class raised by one", ["NonCanonical"],
+         _restamp(good[:body_at] + bytes([classes[0] + 1]) + good[body_at + 1 :])),
+        ("the repeated row written out again (two equal distinct rows)", ["NonCanonical"], twice),
+        ("the first row marked as a repeat", ["NonCanonical"],
+         _restamp(good[:36] + bytes([good[36] & 0x7F]) + good[37:])),
+        ("the distinct-row count one too high", ["NonCanonical"],
+         _restamp(good[:28] + struct.pack("<Q", struct.unpack("<Q", good[28:36])[0] + 1) + good[36:])),
+    ]
+    for comment, flags, data in bad:
+        f.add(comment=comment, flags=flags, spec="s9-v2", result="invalid", op="codec_decode", input={"data": encode_bytes(data)})
+    return f
+
+
+# ------------------------------------------------------------------------------------------------
 # session-v1: the save format of SPEC §6.3
 # ------------------------------------------------------------------------------------------------
 SESSION_NOTES = {
@@ -793,6 +892,7 @@ BUILDERS: dict[str, Callable[[], _File]] = {
     "l0-stubs": lambda: build_l0(True),
     "codec-bound": build_codec_bound,
     "codec-v1": build_codec_v1,
+    "codec-v2": build_codec_v2,
     "session-v1": build_session_v1,
 }
 

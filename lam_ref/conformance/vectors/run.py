@@ -58,10 +58,10 @@ HERE = Path(__file__).resolve().parent
 SCHEMA_NAME = "lam_ref.conformance.vectors"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent.parent / "schemas" / f"{SCHEMA_NAME}.schema.json"
 #: The profiles of issue 21 §2, one vector file each.
-PROFILES = ("core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "session-v1")
+PROFILES = ("core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2", "session-v1")
 #: The SPEC §15 part each profile needs (``session``: ``session_save`` / ``session_load``).
 PROFILE_PARTS = {"core": "substitute", "online": "online", "l0": "lines", "l0-stubs": "lines",
-                 "codec-bound": "codec", "codec-v1": "codec", "session-v1": "session"}
+                 "codec-bound": "codec", "codec-v1": "codec", "codec-v2": "codec", "session-v1": "session"}
 #: What an implementation that declares no ``PROFILES`` is held to: the parts it provides.
 DEFAULT_PROFILES = {"substitute": "core", "online": "online", "lines": "l0", "codec": "codec-bound"}
 #: Flags of the vectors the default (not thorough) conformance run leaves out: 65,537-row inputs,
@@ -75,6 +75,7 @@ PROFILE_CHECKS = {
     "l0-stubs": ("L0", "§7/§8.1 the L0 vectors with lam_ref's exact stub text"),
     "codec-bound": ("L2", "§9 the codec vectors: error bound and refusals, any format"),
     "codec-v1": ("L2", "§9 the codec vectors: format version 1, byte for byte"),
+    "codec-v2": ("L2", "§9.6 the codec vectors: format version 2 decoded bit for bit, its refusals"),
     "session-v1": ("ONLINE", "§6.3 the session save files: restore and refusals"),
 }
 
