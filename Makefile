@@ -13,7 +13,7 @@ export DISABLE_MKDOCS_2_WARNING := true
 
 .PHONY: venv chromium demo test lint docs bench thorough portability sanitize-l0 mutation clean
 
-$(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c
+$(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c lam_ref/_codec.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check "torch==2.13.0"
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[encoder,peers,docs,dev,dask]"
