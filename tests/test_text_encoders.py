@@ -4,6 +4,7 @@ offline all-MiniLM-L6-v2 (skipped with a reason when its package is absent)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import platform
 import sys
 from pathlib import Path
@@ -101,6 +102,26 @@ def test_release_heap_finds_glibc_malloc_trim():
     assert trim is not None, "glibc exports malloc_trim"
     assert trim(0) in (0, 1), "malloc_trim returns 1 if memory was released, else 0"
     assert release_heap() is None, "release_heap returns nothing"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="mallopt is glibc's")
+def test_the_mmap_threshold_is_pinned_unless_asked_not_to():
+    """Issue 23 §5: the torch encoder fixes glibc's mmap threshold (large blocks mapped on their own,
+    returned when freed); ``LAM_REF_MALLOC=default`` keeps glibc's dynamic rule (the benchmark's
+    baseline, benchmarks/bench_memory.py, which measures the effect on the peak)."""
+    import subprocess
+
+    code = "from lam_ref.text.encoders import pin_malloc_thresholds; print(pin_malloc_thresholds())"
+    for env, pinned in ((None, True), ("default", False)):
+        e = dict(os.environ)
+        e.pop("LAM_REF_MALLOC", None)
+        if env:
+            e["LAM_REF_MALLOC"] = env
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=120)
+        assert out.returncode == 0, out.stderr
+        flag = out.stdout.strip()
+        assert flag == str(pinned), f"LAM_REF_MALLOC={env}: pinned {flag}, expected {pinned}"
 
 
 @pytest.mark.skipif(not HAVE_ST, reason="sentence-transformers is not installed")
