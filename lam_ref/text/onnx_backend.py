@@ -90,11 +90,13 @@ def _export(hf_model: Any, tokenizer: Any, out: Path) -> None:
     import contextlib
     import io
     import logging
+    import warnings
 
     quiet = logging.getLogger("torch.onnx")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # "torchvision is not installed" and the like
-    with contextlib.redirect_stdout(io.StringIO()), torch.no_grad():  # torch.onnx prints its stages
+    with contextlib.redirect_stdout(io.StringIO()), torch.no_grad(), warnings.catch_warnings():  # torch.onnx prints its stages
+        warnings.simplefilter("ignore")  # the exporter's deprecation and axis-naming warnings
         prog = torch.onnx.export(_Hidden(hf_model.eval()), args, dynamo=True, opset_version=OPSET,
                                  input_names=list(_INPUTS), output_names=["last_hidden_state"],
                                  dynamic_shapes={k: {0: batch, 1: seq} for k in _INPUTS}, external_data=False)
