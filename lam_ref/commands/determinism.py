@@ -260,7 +260,7 @@ def run_compare(args: argparse.Namespace) -> int:
     docs = [det.load_report(p) for p in args.reports]
     res = det.compare(docs, allow_different_inputs=args.allow_different_inputs)
     out = sys.stderr if args.json == "-" else sys.stdout
-    cols = ["report", "machine", "kernels", "device", "dtype", "threads", "batch_size", "threshold", "dropped", "deletion_digest",
+    cols = ["report", "machine", "kernels", "device", "backend", "dtype", "threads", "batch_size", "threshold", "dropped", "deletion_digest",
             "map_digest", "at_risk"]
     print(table([[r[c] if r[c] is not None else "-" for c in cols] for r in res.rows],
                 [c.replace("_", " ") for c in cols]), file=out)
