@@ -57,6 +57,16 @@ def add_encoder(p: argparse.ArgumentParser, *, default: str | None = None) -> No
                    help=f"sentence-transformers name or local path, or 'hash' (tests only); default {DEFAULT_ENCODER}")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                    help=f"encoding batch size (default {DEFAULT_BATCH_SIZE})")
+    add_encoder_backend(p)
+
+
+def add_encoder_backend(p: argparse.ArgumentParser) -> None:
+    """``--encoder-backend {torch,onnx}``: how the model runs (SPEC §4.5; default torch)."""
+    from ..text.encoders import BACKENDS, DEFAULT_BACKEND
+
+    p.add_argument("--encoder-backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                   help=f"run the encoder in torch or ONNX Runtime (cpu; exported once from the local weights; "
+                        f"needs lam_ref[onnx]); default {DEFAULT_BACKEND}")
 
 
 def add_device(p: argparse.ArgumentParser) -> None:

@@ -91,7 +91,7 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
     print(table(rows, TABLE_HEADER), file=out)
     print(
-        f"encoder {encoder.get('name')} (D={encoder.get('dim')}), threshold t={config.threshold} (δ={config.delta:.4f}), "
+        f"encoder {encoder.get('name')} (D={encoder.get('dim')}{_backend_note(encoder)}), threshold t={config.threshold} (δ={config.delta:.4f}), "
         f"layers {total['layers']}, L0 stubs {l0_stubs}, {_windows(config, total)}; "
         f"removal net {pct(total['removal_net'])}, "
         f"gross {pct(total['removal_gross'])}, stub cost {pct(total.get('stub_cost'))}; "
@@ -120,3 +120,9 @@ def finish_run(report: dict[str, Any], json_dest: str | None, *, done: int, fail
         print("lam-ref compact: no trajectories found", file=sys.stderr)
         return 1
     return 1 if (failed or problems) else 0
+
+
+def _backend_note(encoder: dict[str, Any]) -> str:
+    """``, backend onnx`` when the encoder ran on a backend other than torch (SPEC §4.5)."""
+    backend = encoder.get("backend")
+    return f", backend {backend}" if backend not in (None, "torch", "numpy") else ""

@@ -81,6 +81,7 @@ def run_compact(args: argparse.Namespace, config: Any) -> int:
     from ..distributed.cluster import ClusterSpec
 
     spec = ClusterSpec(args.workers, args.scheduler)
+    prepare_backend(args)
     if getattr(args, "scope", "trajectory") == "corpus":
         return _run_corpus(args, config, spec)
     return _run_trajectories(args, config, spec)
@@ -90,7 +91,25 @@ def _settings(args: argparse.Namespace, config: Any, scope: str) -> dict[str, An
     cfg = {k: v for k, v in config.to_json().items() if k != "delta"}  # δ follows from the threshold
     return {"command": "compact", "scope": scope, "config": cfg, "encoder": args.encoder,
             "device": args.device, "format": args.format, "check": bool(args.check),
-            "residuals": bool(args.residual_dir), "tile": args.tile if scope == "corpus" else None}
+            "residuals": bool(args.residual_dir), "tile": args.tile if scope == "corpus" else None,
+            **backend_setting(args)}
+
+
+def prepare_backend(args: argparse.Namespace) -> None:
+    """``--encoder-backend onnx`` on Dask: the encoder is loaded here first, so that a missing
+    package or an export that cannot be made is one line and exit 2 before any task runs, and the
+    workers find the export in the cache (SPEC §4.5)."""
+    if getattr(args, "encoder_backend", "torch") != "torch":
+        from ..text.encoders import get_encoder
+
+        get_encoder(args.encoder, args.device, args.encoder_backend)
+
+
+def backend_setting(args: argparse.Namespace) -> dict[str, str]:
+    """The run's encoder backend for its settings (SPEC §4.5): none for torch, so that runs made
+    before the option existed stay resumable."""
+    backend = getattr(args, "encoder_backend", "torch")
+    return {} if backend == "torch" else {"encoder_backend": backend}
 
 
 def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
@@ -102,7 +121,7 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
     with file_run(args, "compact", _settings(args, config, "trajectory")) as run:
         _hash_note(args)
         fn = functools.partial(_compact_item, fmt=args.format, encoder=args.encoder, device=args.device,
-                               config=config, run_dir=run.run_dir, check=bool(args.check),
+                               backend=args.encoder_backend, config=config, run_dir=run.run_dir, check=bool(args.check),
                                residuals=bool(args.residual_dir))
         errors = map_files(run, spec, fn, show=not args.no_progress, desc="files")
         summaries: list[dict[str, Any]] = []
@@ -151,10 +170,11 @@ def probe_steps(args: argparse.Namespace) -> DaskSteps | None:
     return DaskSteps(ClusterSpec(args.workers, args.scheduler), show=not args.no_progress)
 
 
-def _compact_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir, check, residuals):
+def _compact_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir, check, residuals,
+                  backend="torch"):
     from ..distributed.trajectories import compact_file
 
-    return compact_file(index, path, tid, fmt, encoder, device, config, run_dir, check, residuals)
+    return compact_file(index, path, tid, fmt, encoder, device, config, run_dir, check, residuals, backend=backend)
 
 
 def _residual_item(index: int, path: str, tid: str, *, fmt, config, run_dir, check):
@@ -163,10 +183,10 @@ def _residual_item(index: int, path: str, tid: str, *, fmt, config, run_dir, che
     return residual_file(index, path, tid, fmt, config, run_dir, check)
 
 
-def _encode_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir):
+def _encode_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir, backend="torch"):
     from ..distributed.trajectories import encode_file
 
-    return encode_file(index, path, tid, fmt, encoder, device, config, run_dir)
+    return encode_file(index, path, tid, fmt, encoder, device, config, run_dir, backend=backend)
 
 
 def _hash_note(args: argparse.Namespace) -> None:
@@ -199,7 +219,7 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     with file_run(args, "compact", _settings(args, config, "corpus")) as run, cluster_client(spec) as client:
         _hash_note(args)
         fn = functools.partial(_encode_item, fmt=args.format, encoder=args.encoder, device=args.device,
-                               config=config, run_dir=run.run_dir)
+                               backend=args.encoder_backend, config=config, run_dir=run.run_dir)
         errors = map_files(run, spec, fn, show=not args.no_progress, desc="encode", client=client, reuse=reuse)
         trajs: list[dict[str, Any]] = []
         entries, dim, encoder_info = [], None, {"name": args.encoder}

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..geometry import LamValueError
-from ._common import table, validate_output_file, write_json
+from ._common import add_encoder_backend, table, validate_output_file, write_json
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     c.add_argument("--out", metavar="PROFILE.json", help="write the profile and the measurements here (atomically)")
     c.add_argument("--encoder", default="all-MiniLM-L6-v2",
                    help="encoder to time (default all-MiniLM-L6-v2; the paper times bge-base-en-v1.5)")
+    add_encoder_backend(c)
     c.add_argument("--data", metavar="DIR",
                    help="trajectories for β (default: ../shared/data/swe-agent-trajectories when present)")
     c.add_argument("--name", default=None, help="profile name (default: this host's name)")
@@ -118,11 +119,12 @@ def measure_codec(n: int, repeat: int) -> dict[str, Any]:
             "benchmark": f"codec_encode of {x.size} fp32 (unit rows, D=768), error bound 1% of max|x|"}
 
 
-def measure_encoder(name: str, docs: int, tokens: int) -> dict[str, Any]:
-    """Encoder throughput on ``docs`` synthetic documents of about ``tokens`` encoder tokens each."""
+def measure_encoder(name: str, docs: int, tokens: int, backend: str = "torch") -> dict[str, Any]:
+    """Encoder throughput on ``docs`` synthetic documents of about ``tokens`` encoder tokens each
+    (``backend``: SPEC §4.5)."""
     from ..text.encoders import get_encoder
 
-    enc = get_encoder(name)
+    enc = get_encoder(name, None, backend)
     words = ["def", "return", "self", "value", "import", "numpy", "error", "line", "file", "test"]
     rng = np.random.default_rng(7)
     texts = [" ".join(rng.choice(words, tokens)) for _ in range(docs)]
@@ -166,7 +168,7 @@ def _default_data() -> Path | None:
 
 
 def measure_constants(*, encoder: str = "all-MiniLM-L6-v2", data: Path | None = None, quick: bool = False,
-                      name: str | None = None) -> dict[str, Any]:
+                      name: str | None = None, backend: str = "torch") -> dict[str, Any]:
     """Measure every constant and return ``{"profile": ..., "measurements": ..., "machine": ...}``.
 
     The profile's serving anchors are this CPU's; μ_c and μ_m keep the paper's fairness values.
@@ -181,7 +183,7 @@ def measure_constants(*, encoder: str = "all-MiniLM-L6-v2", data: Path | None = 
         "verify_pairs_s": measure_verify(16384 if quick else 65536, 768, rep),
         "quantize_bytes_s": measure_quantize(2048 if quick else 16384, 768, rep),
         "codec_bytes_s": measure_codec((1 << 20) if quick else (1 << 22), rep),
-        "encoder_tok_s": measure_encoder(encoder, 16 if quick else 64, 256 if quick else 512),
+        "encoder_tok_s": measure_encoder(encoder, 16 if quick else 64, 256 if quick else 512, backend),
         "beta": measure_beta(data),
     }
     try:
@@ -216,7 +218,12 @@ def run(args: argparse.Namespace) -> int:
     data = Path(args.data) if args.data else _default_data()
     if args.data and not data.exists():
         raise LamValueError(f"--data {args.data!r} does not exist")
-    res = measure_constants(encoder=args.encoder, data=data, quick=args.quick, name=args.name)
+    if args.encoder_backend != "torch":  # a missing package or export is refused before any measurement
+        from ..text.encoders import get_encoder
+
+        get_encoder(args.encoder, None, args.encoder_backend)
+    res = measure_constants(encoder=args.encoder, data=data, quick=args.quick, name=args.name,
+                             backend=args.encoder_backend)
     if args.out:
         write_json(res, args.out)
     if args.json:

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list) -> int:
-    encoder = get_encoder(args.encoder, args.device)
+    encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
     if encoder.kind == "hashing":
         hashing_note()
     quiet = args.json == "-"

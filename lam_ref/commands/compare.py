@@ -310,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
     if not trajs:
         print("lam-ref compare: no trajectories found", file=sys.stderr)
         return 1
-    encoder = CountingEncoder(get_encoder(args.encoder, args.device)) if needs_encoder else None
+    encoder = CountingEncoder(get_encoder(args.encoder, args.device, args.encoder_backend)) if needs_encoder else None
     tok = get_tokenizer()
     gem_cfgs = {tau: G.GemConfig(tau=tau, min_blocks=args.gem_min_blocks) for tau in plan.ops["tau"]}
     rows: dict[tuple[str, str], Row] = {}

@@ -12,6 +12,7 @@ from .. import determinism as det
 from ..geometry import LamValueError
 from ._common import (
     RunProgress,
+    add_encoder_backend,
     add_mkdir,
     add_progress,
     table,
@@ -31,7 +32,9 @@ def _add_probe_options(p: argparse.ArgumentParser, *, device: bool) -> None:
     p.add_argument("--thresholds", default=",".join(map(str, det.DEFAULT_THRESHOLDS)),
                     help="comma-separated cosine thresholds (default 0.99,0.95)")
     p.add_argument("--dtype", default="float32", help="encoder precision: float32 (default), bfloat16, float16")
-    p.add_argument("--threads", default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--threads", default=None,
+                   help="torch CPU threads, ONNX Runtime's too with --encoder-backend onnx (default: torch's choice)")
+    add_encoder_backend(p)
     if device:
         p.add_argument("--device", default="cpu", help="cpu (default) or cuda (encoder, greedy rule, codec)")
     p.add_argument("--layers", default="l1,l2", help="l1 (decisions, margins) and/or l2 (codec digests); default l1,l2")
@@ -197,6 +200,7 @@ def _probe_kwargs(args: argparse.Namespace) -> dict:
         "scope": args.scope,
         "window": args.window,
         "fmt": args.format,
+        "backend": args.encoder_backend,
     }
 
 
@@ -256,7 +260,7 @@ def run_compare(args: argparse.Namespace) -> int:
     docs = [det.load_report(p) for p in args.reports]
     res = det.compare(docs, allow_different_inputs=args.allow_different_inputs)
     out = sys.stderr if args.json == "-" else sys.stdout
-    cols = ["report", "machine", "kernels", "device", "dtype", "threads", "batch_size", "threshold", "dropped", "deletion_digest",
+    cols = ["report", "machine", "kernels", "device", "backend", "dtype", "threads", "batch_size", "threshold", "dropped", "deletion_digest",
             "map_digest", "at_risk"]
     print(table([[r[c] if r[c] is not None else "-" for c in cols] for r in res.rows],
                 [c.replace("_", " ") for c in cols]), file=out)

@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     validate_json_dest(args.json, mkdir=args.mkdir)
     if args.save_embeddings:
         validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
-    encoder = get_encoder(args.encoder, args.device)
+    encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
     tok = get_tokenizer()
     saver = EmbeddingSaver(args.save_embeddings or "unused.npy")
     failures: list[LoadFailure] = []

@@ -78,7 +78,14 @@ from ._common import (
     write_json,
 )
 from ._compact_report import parse_layers
-from ._dask import add_cluster_options, file_run, refuse_serial_only, wants_cluster
+from ._dask import (
+    add_cluster_options,
+    backend_setting,
+    file_run,
+    prepare_backend,
+    refuse_serial_only,
+    wants_cluster,
+)
 
 QUERY_ROLES = ("action", "assistant")
 
@@ -369,7 +376,7 @@ def run(args: argparse.Namespace) -> int:
     if wants_cluster(args):  # Dask: --workers / --scheduler / --resume (docs/scale.md)
         refuse_serial_only(args, [("--save-embeddings", getattr(args, "save_embeddings", None))])
         return _run_dask(args, plan)
-    encoder = get_encoder(args.encoder, args.device)
+    encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
     sweep = _Sweep(plan)
     failures: list[LoadFailure] = []
     saver = EmbeddingSaver(args.save_embeddings) if getattr(args, "save_embeddings", None) else None
@@ -455,13 +462,15 @@ def _run_dask(args: argparse.Namespace, plan: _Plan) -> int:
     from ..distributed.cluster import ClusterSpec
 
     spec = ClusterSpec(args.workers, args.scheduler)
+    prepare_backend(args)
     gold_sha = gold_digest(plan.gold) if plan.gold is not None else None
     cfg = {k: v for k, v in plan.configs[0].to_json().items() if k not in ("threshold", "delta")}
     settings = {"command": "sweep", "thresholds": [c.threshold for c in plan.configs], "config": cfg,
                 "recall_k": plan.recall_k, "encoder": args.encoder, "device": args.device, "format": args.format,
-                "gold_sha256": gold_sha}
+                "gold_sha256": gold_sha, **backend_setting(args)}
     with file_run(args, "sweep", settings) as run:
         fn = functools.partial(sweep_file, fmt=args.format, encoder_name=args.encoder, device=args.device,
+                               backend=args.encoder_backend,
                                plan=dataclasses.replace(plan, gold=None, files=[]), batch_size=args.batch_size,
                                gold_path=args.gold, gold_sha256=gold_sha, run_dir=run.run_dir)
         errors = map_files(run, spec, fn, show=not args.no_progress, desc="sweep")
@@ -472,7 +481,7 @@ def _run_dask(args: argparse.Namespace, plan: _Plan) -> int:
                 for c in rec["contributions"]:
                     sweep.add(contribution_from_json(c))
     if encoder is None:  # no file gave an output: describe the encoder as the serial command does
-        encoder = get_encoder(args.encoder, args.device).describe()
+        encoder = get_encoder(args.encoder, args.device, args.encoder_backend).describe()
     rc = report(args, sweep, encoder, run.failures, extra={"distributed": run.describe(spec)})
     print(f"{len(run.files)} files ({run.where(spec)})", file=run.out)
     return rc
@@ -480,7 +489,7 @@ def _run_dask(args: argparse.Namespace, plan: _Plan) -> int:
 
 def sweep_file(index: int, path: str, tid: str, *, fmt: str | None, encoder_name: str, device: str | None,
                plan: _Plan, batch_size: int, gold_path: str | None, gold_sha256: str | None,
-               run_dir: str) -> dict[str, Any]:
+               run_dir: str, backend: str = "torch") -> dict[str, Any]:
     """The Dask task of one input file: its trajectories' contributions (:func:`measure_trajectory`,
     serialised exactly by :func:`contribution_to_json`) written to ``files/<index>.json`` in the run
     folder. The gold patches are read once per worker process and must have the digest the driver
@@ -490,7 +499,7 @@ def sweep_file(index: int, path: str, tid: str, *, fmt: str | None, encoder_name
     from ..distributed.trajectories import load_for_task, write_file_output
 
     trajs, failures = load_for_task(path, tid, fmt)
-    encoder = get_encoder(encoder_name, device)
+    encoder = get_encoder(encoder_name, device, backend)
     gold = cached_gold(gold_path, gold_sha256) if gold_path is not None and gold_sha256 is not None else None
     reuse = EncodingCache(enabled=plan.configs[0].reuse if plan.configs else True)  # within the file (SPEC §4.4)
     contributions = [contribution_to_json(measure_trajectory(t, encoder, plan, batch_size, gold, reuse))

@@ -18,6 +18,7 @@ from typing import Any
 from ..geometry import LamValueError
 from ._common import (
     RunProgress,
+    add_encoder_backend,
     add_json,
     add_mkdir,
     add_progress,
@@ -59,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "(default: one set per trajectory named there)")
     p.add_argument("--format", help="trajectory loader (default: detect per file)")
     p.add_argument("--encoder", default=None, help="encoder for trajectories (default: the real MiniLM)")
+    add_encoder_backend(p)
     p.add_argument("--limit", type=int, default=None, help="verify at most this many trajectories")
     add_reuse(p)
     p.add_argument("--per-set", action="store_true", help="also print one line per set")
@@ -144,7 +146,7 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
     from ..verify import verify_set
 
     config = CompactionConfig(threshold=args.threshold)
-    encoder = get_encoder(args.encoder or DEFAULT_ENCODER)
+    encoder = get_encoder(args.encoder or DEFAULT_ENCODER, None, args.encoder_backend)
     tok = get_tokenizer(config.tokenizer)
     meta["encoder"] = encoder.describe()
     meta["failures"] = []

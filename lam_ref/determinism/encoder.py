@@ -8,7 +8,6 @@ shown relative to the working directory or to ``site-packages`` (:func:`shown_fo
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import shutil
@@ -45,24 +44,10 @@ def shown_folder(path: str | os.PathLike[str] | None) -> str | None:
     return Path(*parts[-2:]).as_posix() if len(parts) > 2 else p.name
 
 
-_WEIGHT_SKIP = {"README.md", ".gitattributes", "LAM_WEIGHTS.json"}
-
-
 def _model_folder(encoder: Any) -> Path | None:
-    from ..text.encoders import minilm_path
+    from ..text.encoders import model_folder
 
-    name = getattr(encoder, "source", None) or getattr(encoder, "name", "")
-    if name == "all-MiniLM-L6-v2":
-        return minilm_path()
-    p = Path(name)
-    if p.is_dir():
-        return p
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(name, local_files_only=True))
-    except Exception:  # noqa: BLE001 - not in the cache: no identity
-        return None
+    return model_folder(getattr(encoder, "source", None) or getattr(encoder, "name", ""))
 
 
 def weights_identity(folder: Path | None) -> dict[str, Any]:
@@ -70,14 +55,9 @@ def weights_identity(folder: Path | None) -> dict[str, Any]:
     and one SHA-256 over them (``weights_sha256``); ``None`` values when the folder is unknown."""
     if folder is None:
         return {"folder": None, "files": [], "weights_sha256": None}
-    files = []
-    for f in sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.name not in _WEIGHT_SKIP):
-        h = hashlib.sha256()
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        files.append({"file": f.relative_to(folder).as_posix(), "bytes": f.stat().st_size, "sha256": h.hexdigest()})
-    total = hashlib.sha256("\n".join(f"{x['file']} {x['sha256']}" for x in files).encode()).hexdigest()
+    from ..text.model_files import model_files_sha256
+
+    files, total = model_files_sha256(Path(folder))
     return {"folder": shown_folder(folder), "files": files, "weights_sha256": total}
 
 
@@ -88,10 +68,16 @@ def _torch_dtype(dtype: str) -> Any:
 
 
 class _ProbeEncoder:
-    """A sentence-transformers encoder at a given precision and device (``hash*`` names: the hashing encoder)."""
+    """A sentence-transformers encoder at a given precision, device and backend (SPEC §4.5;
+    ``hash*`` names: the hashing encoder)."""
 
-    def __init__(self, name: str, dtype: str, device: str) -> None:
-        from ..text.encoders import HashingEncoder, SentenceTransformerEncoder, validate_torch_device
+    def __init__(self, name: str, dtype: str, device: str, backend: str = "torch") -> None:
+        from ..text.encoders import (
+            HashingEncoder,
+            SentenceTransformerEncoder,
+            validate_backend,
+            validate_torch_device,
+        )
 
         self.dtype, self.device_name = dtype, device
         if name.lower().startswith("hash"):
@@ -99,15 +85,19 @@ class _ProbeEncoder:
 
             if dtype != "float32" or device != "cpu":
                 raise LamValueError(f"encoder {name!r} (hashing) runs in float32 on the cpu only, got {dtype}/{device}")
-            self.enc: Any = get_encoder(name)
+            self.enc: Any = get_encoder(name, None, backend)
             self.folder = None
             assert isinstance(self.enc, HashingEncoder)
             return
+        if validate_backend(backend) == "onnx" and dtype != "float32":
+            raise LamValueError(f"dtype {dtype!r}: encoder backend 'onnx' runs the float32 export; use --dtype float32")
         validate_torch_device(device)
         # a private instance: converting the cached encoder of get_encoder in place would change other callers
-        self.enc = SentenceTransformerEncoder(name, device=device)
+        self.enc = SentenceTransformerEncoder(name, device=device, backend=backend)
         self.enc.source = name
         self.folder = _model_folder(self.enc)
+        if backend == "onnx":
+            return
         import torch
 
         self.enc.model.to(dtype=_torch_dtype(dtype))  # float32: upcasts float16-stored weights exactly
@@ -202,6 +192,6 @@ def make_weights_copy(out_dir: str | os.PathLike[str], *, encoder: str = "all-Mi
 
 
 @functools.lru_cache(maxsize=4)
-def probe_encoder(name: str, dtype: str, device: str) -> _ProbeEncoder:
+def probe_encoder(name: str, dtype: str, device: str, backend: str = "torch") -> _ProbeEncoder:
     """The probe's encoder, built once per process (a Dask worker loads it once)."""
-    return _ProbeEncoder(name, dtype, device)
+    return _ProbeEncoder(name, dtype, device, backend)

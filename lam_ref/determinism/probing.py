@@ -167,22 +167,22 @@ def _set_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
-def _describe_step(encoder: str, dtype: str, device: str, threads: int | None) -> dict[str, Any]:
+def _describe_step(encoder: str, dtype: str, device: str, threads: int | None, backend: str = "torch") -> dict[str, Any]:
     """Load the encoder (timed) and describe it and the execution target (where the encodings run)."""
     _set_threads(threads)
     t0 = time.perf_counter()
-    enc = probe_encoder(encoder, dtype, device)
+    enc = probe_encoder(encoder, dtype, device, backend)
     load_s = time.perf_counter() - t0
     return {"encoder": enc.describe(), "target": execution_target(device), "load_encoder_s": load_s}
 
 
 def _encode_step(texts: list[str], encoder: str, dtype: str, device: str, threads: int | None, bs: int,
-                 codec: bool) -> dict[str, Any]:
+                 codec: bool, backend: str = "torch") -> dict[str, Any]:
     """All windows at one batch size (App. D), their SHA-256 and, with ``codec``, the L2 codec digests."""
     import socket
 
     _set_threads(threads)
-    enc = probe_encoder(encoder, dtype, device)
+    enc = probe_encoder(encoder, dtype, device, backend)
     t0 = time.perf_counter()
     e = encode_corpus(texts, enc, bs)
     row: dict[str, Any] = {"batch_size": bs, "embeddings_sha256": hashlib.sha256(e.tobytes()).hexdigest(),
@@ -247,10 +247,16 @@ def probe_steps_total(batch_sizes: int, thresholds: int, layers: Sequence[str] =
 
 def check_options(batch_sizes: Sequence[Any] = DEFAULT_BATCH_SIZES, thresholds: Sequence[Any] = DEFAULT_THRESHOLDS,
                   dtype: str = "float32", threads: int | None = None, device: str = "cpu", layers: Sequence[str] = LAYERS,
-                  jitter_bound: float | None = None, reference_batch_size: int | None = None,
+                  jitter_bound: float | None = None, reference_batch_size: int | None = None, backend: str = "torch",
                   **_ignored: Any) -> tuple[list[int], list[float], str, int | None, tuple[str, ...], int]:
     """The probe's options checked and parsed, before anything loads: ``(batch sizes, thresholds,
-    device, threads, layers, reference batch size)``; :class:`LamValueError` naming the first bad one."""
+    device, threads, layers, reference batch size)``; :class:`LamValueError` naming the first bad one
+    (an encoder backend whose packages are missing included, SPEC §4.5)."""
+    from ..text.encoders import require_backend
+
+    require_backend(backend)
+    if backend != "torch" and dtype != "float32":
+        raise LamValueError(f"dtype {dtype!r}: encoder backend {backend!r} runs the float32 export; use --dtype float32")
     bss = _parse_list(batch_sizes, "batch sizes", _batch)
     ts = _parse_list(thresholds, "thresholds", _threshold)
     if dtype not in DTYPES:
@@ -285,6 +291,7 @@ def probe(
     scope: str = "trajectory",
     window: int = 512,
     fmt: str | None = None,
+    backend: str = "torch",
     progress: Progress | None = None,
     embeddings_out: dict[int, np.ndarray] | None = None,
     steps: Any = None,
@@ -308,6 +315,7 @@ def probe(
         scope: ``trajectory`` (SPEC §1: matching within a trajectory) or ``corpus``.
         window: window size in cl100k tokens.
         fmt: loader format (default: detect per file).
+        backend: the encoder backend, ``torch`` or ``onnx`` (SPEC §4.5; named in ``encoder.backend``).
         progress: a :data:`Progress` callback told of each step (serial probe only); ``None``: silent.
         embeddings_out: when a dict, receives the embedding matrix of every batch size.
         steps: where the steps run (``share``/``submit``/``gather``/``close``): ``None`` runs them
@@ -323,7 +331,7 @@ def probe(
         LamValueError: any bad argument (checked before the encoder loads) or input file.
     """
     bss, ts, device, threads, lay, ref = check_options(batch_sizes, thresholds, dtype, threads, device, layers,
-                                                       jitter_bound, reference_batch_size)
+                                                       jitter_bound, reference_batch_size, backend)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     corpus = load_corpus(paths, window=window, fmt=fmt, scope=scope)
@@ -338,8 +346,8 @@ def probe(
     try:
         texts = steps.share(corpus.texts)
         groups = [tuple(g) for g in corpus.groups]
-        info_h = steps.submit(_describe_step, encoder, dtype, device, threads)
-        enc_h = {bs: steps.submit(_encode_step, texts, encoder, dtype, device, threads, bs, "l2" in lay,
+        info_h = steps.submit(_describe_step, encoder, dtype, device, threads, backend)
+        enc_h = {bs: steps.submit(_encode_step, texts, encoder, dtype, device, threads, bs, "l2" in lay, backend,
                                   label=f"encode batch {bs}", **({"windows": len(corpus.texts)} if own else {})) for bs in bss}
         jit_h = {bs: steps.submit(_jitter_step, enc_h[ref], enc_h[bs], groups) for bs in bss}
         order = [ref] + [b for b in bss if b != ref]

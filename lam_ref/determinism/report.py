@@ -166,7 +166,7 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
             by_group.setdefault((identity(d), r["threshold"]), []).append((d, r))
             rows.append({
                 "report": Path(d["_path"]).name, "machine": _machine(d), "kernels": kernels_label(d),
-                "device": d["settings"]["device"],
+                "device": d["settings"]["device"], "backend": d["encoder"].get("backend"),
                 "dtype": d["settings"]["dtype"], "threads": d["settings"]["threads"], "batch_size": r["batch_size"],
                 "threshold": r["threshold"], "dropped": r["dropped"], "deletion_digest": r["deletion_digest"],
                 "map_digest": r["map_digest"], "at_risk": len(r["at_risk"]), "input": d["input_sha256"][:12],
@@ -188,7 +188,8 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
                 continue
             m = ref["margins"][first]
             g["divergences"].append({
-                "run": f"{Path(d['_path']).name} batch {r['batch_size']} ({d['settings']['dtype']}, {d['settings']['device']})",
+                "run": f"{Path(d['_path']).name} batch {r['batch_size']} ({d['settings']['dtype']}, {d['settings']['device']}"
+                       f"{', ' + d['encoder']['backend'] if d['encoder'].get('backend') not in (None, 'torch') else ''})",
                 "first_chunk": first,
                 "margin_sq": m,
                 "margin_cos": None if m is None else m / 2.0,

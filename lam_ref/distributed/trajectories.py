@@ -143,7 +143,7 @@ def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool) -> 
 
 
 def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
-                 config: Any, run_dir: str, check: bool, residuals: bool) -> dict[str, Any]:
+                 config: Any, run_dir: str, check: bool, residuals: bool, backend: str = "torch") -> dict[str, Any]:
     """Compact every trajectory of one file with the serial pipeline; write its output atomically.
 
     A trajectory whose compaction raises is that file's failure (as in the serial command); the
@@ -156,7 +156,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
     from ..text.reuse import EncodingCache
 
     trajs, failures = load_for_task(path, tid, fmt)
-    encoder = get_encoder(encoder_name, device) if trajs and config.uses_encoder else None
+    encoder = get_encoder(encoder_name, device, backend) if trajs and config.uses_encoder else None
     summaries, problems, staged = [], [], []
     reuse = EncodingCache(enabled=config.reuse)  # workers share nothing: reuse within the file (SPEC §4.4)
     for k, traj in enumerate(trajs):
@@ -179,7 +179,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
 
 
 def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
-                config: Any, run_dir: str) -> dict[str, Any]:
+                config: Any, run_dir: str, backend: str = "torch") -> dict[str, Any]:
     """Encode the observation windows of every trajectory of one file (SPEC §3, §4: the windows
     L1 sees, in arrival order) into one shard ``shards/<index>.npy``; write ``files/<index>.json``."""
     import numpy as np
@@ -191,7 +191,7 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
     from .shards import write_shard
 
     trajs, failures = load_for_task(path, tid, fmt)
-    encoder = get_encoder(encoder_name, device)
+    encoder = get_encoder(encoder_name, device, backend)
     tok = get_tokenizer(config.tokenizer)
     blocks, entries = [], []
     reuse = EncodingCache(enabled=config.reuse)  # workers share nothing: reuse within the file (SPEC §4.4)

@@ -15,11 +15,16 @@ often exceeds MiniLM's 256 (57 % of SWE-smith windows). By default the windows a
 the encoder's horizon (SPEC §3.4, :meth:`lam_ref.text.chunking.Tokenizer.seen_prefix` with
 :meth:`Encoder.token_lengths` and :meth:`Encoder.piece_spans`); the truncation rate and the tokens
 the encoder did not see are reported with every run.
+
+Backends (SPEC §4.5): ``backend="torch"`` (default) runs the model in torch; ``backend="onnx"`` runs
+its transformer through ONNX Runtime from a cached export of the same local weights
+(:mod:`lam_ref.text.onnx_backend`), on the CPU. :meth:`Encoder.describe` names the backend.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -38,6 +43,8 @@ for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 __all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_ENCODER",
     "Encoder",
@@ -45,12 +52,20 @@ __all__ = [
     "SentenceTransformerEncoder",
     "get_encoder",
     "minilm_path",
+    "model_folder",
+    "require_backend",
+    "validate_backend",
 ]
 
 #: The offline default (SPEC §4).
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 #: Encoding batch size (the paper's reference batch, App. D; SPEC §3).
 DEFAULT_BATCH_SIZE = 64
+#: Encoder backends (SPEC §4.5) and the default.
+BACKENDS = ("torch", "onnx")
+DEFAULT_BACKEND = "torch"
+#: What ``onnx`` needs: inference (onnxruntime) and the export (onnx, onnxscript: torch.onnx's dynamo exporter).
+ONNX_PACKAGES = ("onnxruntime", "onnx", "onnxscript")
 
 _MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}
 _HASH_NAME = re.compile(r"hash(?:-(\d+))?")
@@ -68,6 +83,7 @@ class Encoder:
     max_tokens: int | None = None
     device: str = "cpu"
     kind: str = "encoder"
+    backend: str = "numpy"
 
     def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
@@ -118,7 +134,8 @@ class Encoder:
         return sum(1 for n in lengths if n > self.max_tokens)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "dim": self.dim, "max_tokens": self.max_tokens, "device": self.device}
+        return {"name": self.name, "kind": self.kind, "dim": self.dim, "max_tokens": self.max_tokens, "device": self.device,
+                "backend": self.backend}
 
 
 class HashingEncoder(Encoder):
@@ -171,14 +188,61 @@ def minilm_path() -> Path:
     return path
 
 
+def validate_backend(backend: Any) -> str:
+    """``torch`` or ``onnx`` (SPEC §4.5); anything else is a :class:`LamValueError`."""
+    if backend not in BACKENDS:
+        raise LamValueError(f"encoder backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    return str(backend)
+
+
+def require_backend(backend: Any) -> str:
+    """:func:`validate_backend`, and the packages of ``onnx`` importable (SPEC §4.5): a cheap check
+    made before any work, one line naming the backend and the missing package."""
+    backend = validate_backend(backend)
+    for pkg in ONNX_PACKAGES if backend == "onnx" else ():
+        try:
+            importlib.import_module(pkg)
+        except ImportError:
+            raise LamValueError(f"encoder backend 'onnx' needs the package {pkg!r}, which is not installed "
+                                "(pip install 'lam_ref[onnx]')") from None
+    return backend
+
+
+def model_folder(name: str) -> Path | None:
+    """The local folder holding a sentence-transformers model's files: the bundled MiniLM, a
+    local path, or the model's snapshot in the local Hugging Face cache (``None``: not found)."""
+    if name.lower() in _MINILM_ALIASES:
+        return minilm_path()
+    p = Path(name)
+    if p.is_dir():
+        return p
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not in the cache
+        return None
+
+
 class SentenceTransformerEncoder(Encoder):
-    """A sentence-transformers model, offline (``HF_HUB_OFFLINE=1``), by name or local path (SPEC §4)."""
+    """A sentence-transformers model, offline (``HF_HUB_OFFLINE=1``), by name or local path (SPEC §4);
+    ``backend="onnx"``: its transformer run by ONNX Runtime on the CPU (SPEC §4.5)."""
 
     kind = "sentence-transformers"
 
-    def __init__(self, name: str = DEFAULT_ENCODER, *, device: str | None = None) -> None:
+    def __init__(self, name: str = DEFAULT_ENCODER, *, device: str | None = None, backend: str = DEFAULT_BACKEND) -> None:
         if not isinstance(name, str) or not name:
             raise LamValueError(f"encoder must be a model name or path, got {name!r}")
+        self.backend = validate_backend(backend)
+        self.onnx: dict[str, Any] | None = None
+        if self.backend == "onnx":
+            from . import onnx_backend
+
+            if device not in (None, "cpu"):
+                raise LamValueError(f"device {device!r}: encoder backend 'onnx' runs on the cpu (ONNX Runtime's "
+                                    "CPUExecutionProvider); use --device cpu or --encoder-backend torch")
+            require_backend(self.backend)
+            device = "cpu"
         if name.lower() in _MINILM_ALIASES:
             source, self.name = str(minilm_path()), DEFAULT_ENCODER
         else:
@@ -209,6 +273,18 @@ class SentenceTransformerEncoder(Encoder):
         self.dim = int(getdim())
         self.max_tokens = int(self.model.max_seq_length) if self.model.max_seq_length else None
         self.device = str(self.model.device)
+        if self.backend == "onnx":
+            folder = model_folder(name)
+            if folder is None:
+                raise LamValueError(f"encoder backend 'onnx': the weights of {name!r} are in no local folder, so they "
+                                    "cannot be exported offline; give a local model folder")
+            self.onnx = onnx_backend.attach(self.model, folder, self.name)
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        if self.onnx is not None:
+            out["onnx"] = dict(self.onnx)
+        return out
 
     reports_batches = True
 
@@ -309,21 +385,27 @@ def release_heap() -> None:
 
 
 @functools.lru_cache(maxsize=4)
-def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None) -> Encoder:
+def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None, backend: str = DEFAULT_BACKEND) -> Encoder:
     """An encoder by name: ``hash`` / ``hash-<dim>`` (deterministic, tests), ``all-MiniLM-L6-v2``
-    (alias ``minilm``; the offline default), any other sentence-transformers name or local path.
+    (alias ``minilm``; the offline default), any other sentence-transformers name or local path;
+    ``backend`` ``torch`` (default) or ``onnx`` (SPEC §4.5; the hashing encoder has none).
 
-    Cached per ``(name, device)``: a model is loaded once per process.
+    Cached per ``(name, device, backend)``: a model is loaded once per process.
     """
     if not isinstance(name, str) or not name:
         raise LamValueError(f"encoder must be a non-empty name, got {name!r}")
+    backend = validate_backend(backend)
     m = _HASH_NAME.fullmatch(name.lower())
     if m:
         if device not in (None, "cpu"):
             raise LamValueError(f"device {device!r}: the hashing encoder runs on the CPU (numpy); use 'cpu' or omit it")
+        if backend != DEFAULT_BACKEND:
+            raise LamValueError(f"encoder backend {backend!r}: the hashing encoder {name!r} runs in numpy and has "
+                                "no backend; use --encoder-backend torch (the default)")
         return HashingEncoder(int(m.group(1)) if m.group(1) else 256)
-    validate_torch_device(device)
-    return SentenceTransformerEncoder(name, device=device)
+    if backend == "torch":
+        validate_torch_device(device)
+    return SentenceTransformerEncoder(name, device=device, backend=backend)
 
 
 def validate_torch_device(device: str | None) -> None:

@@ -1,0 +1,115 @@
+"""Encoder backends side by side (SPEC §4.5; issue 26 §2): windows/s of ``torch`` and ``onnx`` on
+real windows, in one process. Not a test: it reports.
+
+The windows are those ``lam-ref compact`` encodes: every observation of the shared SWE-agent
+trajectories (read in place), cut into 512-token cl100k windows ending at the encoder's horizon
+(SPEC §3.4), encoded one trajectory at a time at batch size 64, as compact does; by default whole trajectories
+until 150 windows (``--max-windows 0``: all of them), so that the run takes about 3 minutes on 2
+shared cores. Each repeat times
+every backend once over all trajectories, the order alternating between repeats (interleaved, so
+drift from the other users of a shared machine falls on both); the figure per backend is the
+median of the repeats with their range, and the ratio is onnx's median windows/s over torch's
+(``ratio_per_repeat``: the two passes of each repeat, side by side).
+The first pass of each backend (warm-up) is not counted. Both backends use torch's thread count
+(ONNX Runtime's ``intra_op_num_threads`` follows it). The embeddings of the last repeat are
+compared too (smallest cosine between the backends' rows).
+
+Run: ``.venv/bin/python benchmarks/bench_encoder.py [--repeat 3] [--max-windows 150] [--json benchmarks/results/encoder.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from lam_ref.text.chunking import chunk_records, get_tokenizer
+from lam_ref.text.encoders import BACKENDS, DEFAULT_BATCH_SIZE, get_encoder
+from lam_ref.text.loaders import LoadFailure, iter_trajectories, shared_data_dir
+
+
+def windows(data: Path, encoder_name: str, max_windows: int | None = None) -> list[list[str]]:
+    """The window texts of each trajectory, as compact cuts them (SPEC §3), trajectories in the
+    loader's order until ``max_windows`` windows are reached (``None``: all)."""
+    enc, tok = get_encoder(encoder_name), get_tokenizer()
+    out: list[list[str]] = []
+    for item in iter_trajectories([data]):
+        if max_windows is not None and sum(map(len, out)) >= max_windows:
+            break
+        if isinstance(item, LoadFailure):
+            continue
+        items = [(i, item.records[i].turn, item.records[i].text) for i in item.observation_indices]
+        chunks = chunk_records(items, tok, 512, horizon=enc, fit=True)
+        if chunks:
+            out.append([c.text for c in chunks])
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", help="trajectory folder (default ../shared/data/swe-agent-trajectories)")
+    ap.add_argument("--encoder", default="all-MiniLM-L6-v2")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--max-windows", type=int, default=150,
+                    help="whole trajectories until this many windows (default 150; 0: all 493, ~4x longer)")
+    ap.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    data = Path(args.data) if args.data else shared_data_dir()
+    if data is None or not data.exists():
+        print("no trajectories found (set --data or LAM_SHARED_DATA)", file=sys.stderr)
+        return 2
+    texts = windows(data, args.encoder, args.max_windows or None)
+    n = sum(len(t) for t in texts)
+    t0 = time.perf_counter()
+    encs = {b: get_encoder(args.encoder, None, b) for b in BACKENDS}
+    load_s = time.perf_counter() - t0
+    secs: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    last: dict[str, np.ndarray] = {}
+    for r in range(args.repeat + 1):
+        for b in (BACKENDS if r % 2 == 0 else BACKENDS[::-1]):
+            t1 = time.perf_counter()
+            rows = [encs[b].encode(t, batch_size=args.batch_size) for t in texts]
+            dt = time.perf_counter() - t1
+            if r:
+                secs[b].append(dt)
+            last[b] = np.concatenate(rows)
+            print(f"repeat {r}{' (warm-up)' if r == 0 else ''} {b}: {n / dt:.1f} windows/s", file=sys.stderr, flush=True)
+    cos = np.einsum("ij,ij->i", last["torch"].astype(np.float64), last["onnx"].astype(np.float64))
+    res = {}
+    for b in BACKENDS:
+        wps = [n / s for s in secs[b]]
+        res[b] = {"windows_per_s_median": statistics.median(wps), "windows_per_s_min": min(wps),
+                  "windows_per_s_max": max(wps), "seconds": secs[b]}
+    ratio = res["onnx"]["windows_per_s_median"] / res["torch"]["windows_per_s_median"]
+    paired = [t / o for t, o in zip(secs["torch"], secs["onnx"])]  # the two passes of one repeat, side by side
+    import torch
+
+    out = {"benchmark": "encoder backends (windows/s, end to end)", "machine": {"platform": platform.platform(),
+           "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
+           "command": "benchmarks/bench_encoder.py " + " ".join(sys.argv[1:]),
+           "source": data.name, "trajectories": len(texts), "windows": n, "batch_size": args.batch_size,
+           "repeats": args.repeat, "encoders": {b: encs[b].describe() for b in BACKENDS}, "load_s": load_s,
+           "results": res, "ratio_onnx_over_torch": ratio, "ratio_per_repeat": paired, "min_cosine_onnx_vs_torch": float(cos.min()),
+           "max_abs_coordinate_difference": float(np.abs(last["torch"] - last["onnx"]).max())}
+    for b in BACKENDS:
+        x = res[b]
+        print(f"{b:6s} {x['windows_per_s_median']:8.1f} windows/s (range {x['windows_per_s_min']:.1f}–"
+              f"{x['windows_per_s_max']:.1f}, {args.repeat} repeats)")
+    print(f"onnx/torch: {ratio:.2f}x (per repeat {min(paired):.2f}–{max(paired):.2f}x) on {n} windows of {len(texts)} trajectories; smallest cosine between the "
+          f"backends' embeddings {cos.min():.9f}")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
