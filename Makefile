@@ -79,6 +79,7 @@ bench: venv
 	$(PY) benchmarks/bench_substitution.py --json benchmarks/results/substitution.json
 	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_codec_peers.py --json benchmarks/results/codec_peers.json
 	$(PY) benchmarks/bench_encoder.py --json benchmarks/results/encoder.json
+	$(PY) benchmarks/bench_reuse.py --repeat 2 --json benchmarks/results/reuse.json
 	cp benchmarks/results/schedules.png docs/img/costmodel_schedules.png
 	cp benchmarks/results/schedules.svg docs/img/costmodel_schedules.svg
 	cp benchmarks/results/scaling.png benchmarks/results/scaling.svg benchmarks/results/roof_ratio.png benchmarks/results/roof_ratio.svg docs/img/

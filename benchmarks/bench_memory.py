@@ -75,12 +75,12 @@ def make_trajectory(path: Path, seed: int, steps: int) -> int:
     return size
 
 
-def peak_rss_mib(folder: Path, encoder: str, out_json: Path) -> tuple[float, float, dict]:
+def peak_rss_mib(folder: Path, encoder: str, out_json: Path, extra: list[str] | None = None) -> tuple[float, float, dict]:
     """Whole-process peak RSS (MiB) and wall time of ``lam-ref compact folder`` under /usr/bin/time -v."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false")
     cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "lam_ref.cli", "compact", str(folder), "--encoder", encoder,
-           "--json", str(out_json), "--no-progress"]
+           "--json", str(out_json), "--no-progress", *(extra or [])]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, nargs="+", default=[100, 1000], help="folder sizes (default 100 1000)")
     ap.add_argument("--steps", type=int, default=40, help="steps per synthetic trajectory (default 40)")
     ap.add_argument("--json", metavar="OUT", help="write the figures as JSON")
+    ap.add_argument("--compact-arg", action="append", default=[], metavar="ARG",
+                    help="one more argument for every compact run (repeatable), e.g. --compact-arg=--no-reuse")
     args = ap.parse_args(argv)
     if not Path("/usr/bin/time").exists():
         raise SystemExit("needs GNU time at /usr/bin/time (apt-get install time)")
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         one = tmp / "largest"
         one.mkdir()
         shutil.copy(largest, one / largest.name)
-        base, base_s, base_info = peak_rss_mib(one, args.encoder, tmp / "one.json")
+        base, base_s, base_info = peak_rss_mib(one, args.encoder, tmp / "one.json", args.compact_arg)
         print(f"largest file alone ({sizes[largest]} observation bytes, {base_info['chunks']} windows): "
               f"peak RSS {base:.0f} MiB, {base_s:.0f} s")
         runs = []
@@ -127,13 +129,14 @@ def main(argv: list[str] | None = None) -> int:
                 names[-1] = largest
             for p in names:
                 os.link(p, folder / p.name)
-            rss, secs, info = peak_rss_mib(folder, args.encoder, tmp / f"n{n}.json")
+            rss, secs, info = peak_rss_mib(folder, args.encoder, tmp / f"n{n}.json", args.compact_arg)
             ratio = rss / base
             verdict = ("met" if ratio <= 1.1 else "NOT met") if n == 100 else "reported"
             print(f"{n} files ({info['chunks']} windows): peak RSS {rss:.0f} MiB = {ratio:.3f} × the largest alone, "
                   f"{secs:.0f} s (target for 100 files <= 1.1×: {verdict})")
             runs.append({"files": n, "peak_rss_mib": rss, "ratio": ratio, "seconds": secs, **info})
-        report = {"encoder": args.encoder, "steps": args.steps, "machine": platform.platform(),
+        report = {"encoder": args.encoder, "steps": args.steps, "compact_args": args.compact_arg,
+                  "machine": platform.platform(),
                   "cpus": os.cpu_count(), "largest": {"observation_bytes": sizes[largest], "peak_rss_mib": base,
                                                       "seconds": base_s, **base_info}, "runs": runs}
         if args.json:

@@ -27,8 +27,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-def run_once(trajs, encoder, reuse: bool) -> tuple[float, int, int, int, list[tuple[str, str]]]:
-    """One compaction of every trajectory: (seconds, windows, encoded, reused, digests)."""
+def run_once(trajs, encoder, reuse: bool) -> tuple[float, int, int, int, list[tuple[str, str]], float]:
+    """One compaction of every trajectory: (seconds, windows, encoded, reused, digests, encode seconds)."""
     from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
     from lam_ref.text.reuse import EncodingCache
 
@@ -38,7 +38,7 @@ def run_once(trajs, encoder, reuse: bool) -> tuple[float, int, int, int, list[tu
     results = [compact_trajectory(t, encoder, config, reuse=cache) for t in trajs]
     wall = time.perf_counter() - t0
     return (wall, sum(r.chunks for r in results), cache.encoded, cache.reused,
-            [(r.deletion_digest, r.map_digest) for r in results])
+            [(r.deletion_digest, r.map_digest) for r in results], sum(r.timings["encode"] for r in results))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,12 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     encoder = get_encoder(args.encoder)
     encoder.encode(["warm up"])
     rates: dict[str, list[float]] = {"reuse": [], "none": []}
+    enc_s: dict[str, list[float]] = {"reuse": [], "none": []}
     counts: dict[str, tuple[int, int, int]] = {}
     digests: dict[str, list[tuple[str, str]]] = {}
     for _ in range(args.repeat):
         for name, flag in (("reuse", True), ("none", False)):
-            wall, windows, enc, reused, dig = run_once(trajs, encoder, flag)
+            wall, windows, enc, reused, dig, es = run_once(trajs, encoder, flag)
             rates[name].append(windows / wall)
+            enc_s[name].append(es)
             counts[name] = (windows, enc, reused)
             digests[name] = dig
     med = {k: statistics.median(v) for k, v in rates.items()}
@@ -74,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         "windows": counts["reuse"][0], "windows_encoded": counts["reuse"][1], "windows_reused": counts["reuse"][2],
         "windows_per_s": {k: {"median": med[k], "min": min(v), "max": max(v)} for k, v in rates.items()},
         "ratio_median": med["reuse"] / med["none"],
+        "encode_s_median": {k: statistics.median(v) for k, v in enc_s.items()},
         "digests_equal": digests["reuse"] == digests["none"],
         "command": "python benchmarks/bench_reuse.py " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
@@ -81,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{report['windows_reused']} reused")
     for k in ("reuse", "none"):
         w = report["windows_per_s"][k]
-        print(f"  {k:>5}: {w['median']:.2f} windows/s (range {w['min']:.2f}-{w['max']:.2f})")
+        print(f"  {k:>5}: {w['median']:.2f} windows/s (range {w['min']:.2f}-{w['max']:.2f}), "
+              f"encoder {report['encode_s_median'][k]:.1f} s")
     print(f"  ratio reuse/none: {report['ratio_median']:.2f}x; digests equal: {report['digests_equal']}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
