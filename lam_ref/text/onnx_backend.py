@@ -23,6 +23,7 @@ backends differ only in the arithmetic of the transformer (measured: cosine to t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -32,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from ..geometry import LamValueError
 from .model_files import model_files_sha256
 
-__all__ = ["MANIFEST", "OPSET", "OrtTransformer", "attach", "cache_root", "exported_model"]
+__all__ = ["MANIFEST", "OPSET", "attach", "cache_root", "exported_model", "ort_transformer_class"]
 
 #: The ONNX opset of the export.
 OPSET = 18
@@ -58,6 +58,7 @@ def _versions() -> dict[str, str]:
     import onnx
     import onnxruntime
     import onnxscript
+    import torch
     import transformers
 
     return {"torch": torch.__version__, "transformers": transformers.__version__, "onnx": onnx.__version__,
@@ -74,6 +75,8 @@ def _sha256(path: Path) -> str:
 
 def _export(hf_model: Any, tokenizer: Any, out: Path) -> None:
     """``out/model.onnx``: the transformer's ``last_hidden_state`` for the three BERT inputs."""
+    import torch  # torch is the encoder extra's: imported where it is used (tests/test_packaging.py)
+
     class _Hidden(torch.nn.Module):
         def __init__(self, m: Any) -> None:
             super().__init__()
@@ -144,29 +147,37 @@ def exported_model(source: Path, hf_model: Any, tokenizer: Any, name: str) -> tu
     return final / "model.onnx", manifest
 
 
-class OrtTransformer(torch.nn.Module):
-    """Stands in for the Hugging Face model inside sentence-transformers' ``Transformer`` module:
-    the same inputs, ``last_hidden_state`` from an ONNX Runtime session (SPEC §4.5)."""
+@functools.lru_cache(maxsize=1)
+def ort_transformer_class() -> type:
+    """The :class:`torch.nn.Module` that stands in for the Hugging Face model (defined on first use,
+    so that importing this module needs no torch)."""
+    import torch
 
-    def __init__(self, path: Path, config: Any, threads: int) -> None:
-        super().__init__()
-        import onnxruntime as ort
+    class OrtTransformer(torch.nn.Module):
+        """Stands in for the Hugging Face model inside sentence-transformers' ``Transformer`` module:
+        the same inputs, ``last_hidden_state`` from an ONNX Runtime session (SPEC §4.5)."""
 
-        opts = ort.SessionOptions()
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
-        self.config = config
-        self.threads = threads
+        def __init__(self, path: Path, config: Any, threads: int) -> None:
+            super().__init__()
+            import onnxruntime as ort
 
-    def forward(self, input_ids: Any = None, attention_mask: Any = None, token_type_ids: Any = None, **_: Any) -> dict:
-        feeds = {"input_ids": input_ids, "attention_mask": attention_mask,
-                 "token_type_ids": torch.zeros_like(input_ids) if token_type_ids is None else token_type_ids}
-        (out,) = self.session.run(None, {k: np.ascontiguousarray(v.cpu().numpy(), dtype=np.int64) for k, v in feeds.items()})
-        return {"last_hidden_state": torch.from_numpy(out)}
+            opts = ort.SessionOptions()
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+            self.config = config
+            self.threads = threads
+
+        def forward(self, input_ids: Any = None, attention_mask: Any = None, token_type_ids: Any = None, **_: Any) -> dict:
+            feeds = {"input_ids": input_ids, "attention_mask": attention_mask,
+                     "token_type_ids": torch.zeros_like(input_ids) if token_type_ids is None else token_type_ids}
+            (out,) = self.session.run(None, {k: np.ascontiguousarray(v.cpu().numpy(), dtype=np.int64) for k, v in feeds.items()})
+            return {"last_hidden_state": torch.from_numpy(out)}
+
+    return OrtTransformer
 
 
 def attach(st_model: Any, source: Path, name: str) -> dict[str, Any]:
@@ -178,9 +189,11 @@ def attach(st_model: Any, source: Path, name: str) -> dict[str, Any]:
         raise LamValueError(f"encoder backend 'onnx': {name!r} is not a BERT sentence-transformers model (the "
                             "exported inputs are BERT's); use --encoder-backend torch")
     path, manifest = exported_model(source, hf, st_model.tokenizer, name)
+    import torch
+
     threads = int(torch.get_num_threads())
     try:
-        first.model = OrtTransformer(path, hf.config, threads)
+        first.model = ort_transformer_class()(path, hf.config, threads)
     except Exception as exc:  # noqa: BLE001
         raise LamValueError(f"encoder backend 'onnx': ONNX Runtime cannot load {str(path)!r}: "
                             f"{type(exc).__name__}: {exc}") from None
