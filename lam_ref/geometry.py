@@ -229,14 +229,13 @@ def validate_embeddings(
         if not allow_empty:
             raise LamValueError(f"{name} is empty (shape {arr.shape})")
         return np.zeros((0, d), dtype=np.float32)
-    arr64 = arr.astype(np.float64, copy=False)
     norms = np.empty(n, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        for s in range(0, n, 4096):  # row blocks: the same formula for every row, no N×D temporary
-            block = arr64[s : s + 4096]
+        for s in range(0, n, 4096):  # row blocks: the same formula for every row, no N×D float64 copy
+            block = arr[s : s + 4096].astype(np.float64, copy=False)
             norms[s : s + 4096] = np.sqrt((block * block).sum(axis=1))
     if not np.isfinite(norms).all():  # a NaN/inf value (or an overflowing square): find the row
-        finite = np.isfinite(arr64).all(axis=1)
+        finite = np.isfinite(arr).all(axis=1)
         if not finite.all():
             row = int(np.flatnonzero(~finite)[0])
             raise LamValueError(f"{name} row {row} has a non-finite value (NaN or inf): {short_repr(arr[row][:6].tolist())}")
@@ -247,8 +246,10 @@ def validate_embeddings(
         row = int(np.flatnonzero(zero)[0])
         raise LamValueError(f"{name} row {row} is a zero vector; a zero row has no direction")
     if normalize:
-        out = (arr64 / norms[:, None]).astype(np.float32)
-        return np.ascontiguousarray(out)
+        out = np.empty((n, d), dtype=np.float32)
+        for s in range(0, n, 4096):
+            out[s : s + 4096] = arr[s : s + 4096].astype(np.float64, copy=False) / norms[s : s + 4096, None]
+        return out
     bad = np.abs(norms - 1.0) > NORM_TOLERANCE
     if bad.any():
         row = int(np.flatnonzero(bad)[0])

@@ -63,6 +63,9 @@ _DENSE = 256
 # every retained id is a candidate and the blocked float32 products filter them, as in exhaustive
 # mode (memory O(block × retained) floats in the reused buffer, not O(pairs × bands) indices).
 _RAW_CAP = 1 << 22
+# At most this many rows of a block whose largest product clears the filter are scanned row by row
+# (more: one 2-D ``nonzero`` over their copy); the same pairs in the same order either way.
+_ROW_SCAN = 128
 _RAW_CAP_ONE = 1 << 16
 
 
@@ -357,8 +360,13 @@ class Matcher:
         hot = xp.flatnonzero(g.max(axis=1) >= thr_x)
         if hot.size == 0:
             return _no_pairs()
+        if xp is np and hot.size <= _ROW_SCAN:
+            # few hot rows: scan each in place (no copy of the hot rows, no 2-D nonzero)
+            cols = [np.flatnonzero(g[i] >= thr[i]) for i in hot]
+            return np.repeat(hot, [c.size for c in cols]).astype(np.int64, copy=False), \
+                np.concatenate(cols).astype(np.int64, copy=False)
         r, c = xp.nonzero(g[hot] >= thr_x[hot, None])
-        return _to_host(hot[r]).astype(np.int64), _to_host(c).astype(np.int64)
+        return _to_host(hot[r]).astype(np.int64, copy=False), _to_host(c).astype(np.int64, copy=False)
 
     def _prefilter(self, block, bnorms, rows, cols):
         """Drop band candidate pairs whose float32 dot product proves ``sq > δ²`` (margin: ``_dot_error_bound``)."""
