@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from lam_ref import substitute
+from lam_ref import substitution as _substitution
 from lam_ref.bands import BandSettings, band_keys
 from lam_ref.geometry import LamValueError
-from lam_ref import substitution as _substitution
 from lam_ref.substitution import _DENSE, _ROW_SCAN, Matcher
 
 from .datagen import clustered, definition_pi
