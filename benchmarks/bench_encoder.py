@@ -14,6 +14,15 @@ The first pass of each backend (warm-up) is not counted. Both backends use torch
 (ONNX Runtime's ``intra_op_num_threads`` follows it). The embeddings of the last repeat are
 compared too (smallest cosine between the backends' rows).
 
+**Roofline.** A forward pre-hook on the transformer module records the shape and attention mask of
+every batch, so the matrix-product FLOPs the backends execute (padded batches) and the FLOPs any
+exact backend must execute (each window at its own length) are counted with
+:func:`lam_ref.costmodel.encoder_matmul_flops`. The float32 GEMM rate of this process (the best of
+torch's and numpy's BLAS on the model's three product shapes at batch 64 × 256 tokens) is the
+roof; ``fp32_ceiling_over_torch`` = torch's median time over (unpadded FLOPs / roof) bounds the
+speed-up of any float32 backend that computes these embeddings, even one whose softmax, GELU,
+layer norms, tokenisation and pooling took no time at all.
+
 Run: ``.venv/bin/python benchmarks/bench_encoder.py [--repeat 3] [--max-windows 150] [--json benchmarks/results/encoder.json]``.
 """
 
@@ -27,9 +36,14 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import best_of  # noqa: E402
+
+from lam_ref.costmodel import MINILM_L6, encoder_matmul_flops
 from lam_ref.text.chunking import chunk_records, get_tokenizer
 from lam_ref.text.encoders import BACKENDS, DEFAULT_BATCH_SIZE, get_encoder
 from lam_ref.text.loaders import LoadFailure, iter_trajectories, shared_data_dir
@@ -50,6 +64,48 @@ def windows(data: Path, encoder_name: str, max_windows: int | None = None) -> li
         if chunks:
             out.append([c.text for c in chunks])
     return out
+
+
+class BatchShapes:
+    """Records ``(rows, padded length, real lengths)`` of each batch entering a sentence-transformers
+    model's first (transformer) module, through a forward pre-hook; the batches are unchanged."""
+
+    def __init__(self, st_model: Any) -> None:
+        self.batches: list[tuple[int, int, list[int]]] = []
+        self._handle = st_model[0].register_forward_pre_hook(self._record)
+
+    def _record(self, _module: Any, args: tuple) -> None:
+        mask = args[0]["attention_mask"]
+        self.batches.append((int(mask.shape[0]), int(mask.shape[1]), [int(x) for x in mask.sum(dim=1)]))
+
+    def flops(self) -> tuple[float, float]:
+        """(padded, unpadded) matrix-product FLOPs of the recorded batches."""
+        padded = sum(encoder_matmul_flops([n] * b) for b, n, _ in self.batches)
+        return padded, sum(encoder_matmul_flops(lens) for _, _, lens in self.batches)
+
+    def close(self) -> None:
+        self._handle.remove()
+
+
+def gemm_roof(rows: int = 64 * 256, repeat: int = 5) -> dict[str, Any]:
+    """The best float32 GEMM rate (FLOP/s) of torch and of numpy in this process, on the shapes of
+    MiniLM's products at ``rows`` tokens: ``(rows×384)(384×384)``, ``(rows×384)(384×1536)``,
+    ``(rows×1536)(1536×384)``; the fastest of ``repeat`` timings of each."""
+    import torch
+
+    rng = np.random.default_rng(0)
+    d, f = MINILM_L6.d_model, 1536
+    rates: dict[str, dict[str, float]] = {"torch": {}, "numpy": {}}
+    for k, n in ((d, d), (d, f), (f, d)):
+        a = rng.standard_normal((rows, k), dtype=np.float32)
+        b = rng.standard_normal((k, n), dtype=np.float32)
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        flop = 2.0 * rows * k * n
+        with torch.no_grad():
+            rates["torch"][f"{k}x{n}"] = flop / best_of(lambda ta=ta, tb=tb: torch.matmul(ta, tb), repeat)
+        rates["numpy"][f"{k}x{n}"] = flop / best_of(lambda a=a, b=b: a @ b, repeat)
+    best = max(v for r in rates.values() for v in r.values())
+    return {"rows": rows, "flops_per_s": rates, "roof_flops_per_s": best}
 
 
 def main() -> int:
@@ -73,11 +129,16 @@ def main() -> int:
     load_s = time.perf_counter() - t0
     secs: dict[str, list[float]] = {b: [] for b in BACKENDS}
     last: dict[str, np.ndarray] = {}
+    flops: dict[str, tuple[float, float]] = {}
     for r in range(args.repeat + 1):
         for b in (BACKENDS if r % 2 == 0 else BACKENDS[::-1]):
+            shapes = BatchShapes(encs[b].model) if r == 0 else None
             t1 = time.perf_counter()
             rows = [encs[b].encode(t, batch_size=args.batch_size) for t in texts]
             dt = time.perf_counter() - t1
+            if shapes is not None:
+                shapes.close()
+                flops[b] = shapes.flops()
             if r:
                 secs[b].append(dt)
             last[b] = np.concatenate(rows)
@@ -88,6 +149,16 @@ def main() -> int:
         wps = [n / s for s in secs[b]]
         res[b] = {"windows_per_s_median": statistics.median(wps), "windows_per_s_min": min(wps),
                   "windows_per_s_max": max(wps), "seconds": secs[b]}
+    roof = gemm_roof()
+    padded, unpadded = flops["torch"]
+    for b in BACKENDS:
+        med = statistics.median(secs[b])
+        res[b].update({"matmul_flops_per_s": padded / med, "fraction_of_gemm_roof": padded / med / roof["roof_flops_per_s"]})
+    t_min = unpadded / roof["roof_flops_per_s"]
+    roofline = {**roof, "matmul_flops_padded": padded, "matmul_flops_unpadded": unpadded,
+                "padding_overhead": padded / unpadded - 1.0, "same_batches": flops["torch"] == flops["onnx"],
+                "seconds_at_roof_unpadded": t_min,
+                "fp32_ceiling_over_torch": statistics.median(secs["torch"]) / t_min}
     ratio = res["onnx"]["windows_per_s_median"] / res["torch"]["windows_per_s_median"]
     paired = [t / o for t, o in zip(secs["torch"], secs["onnx"])]  # the two passes of one repeat, side by side
     import torch
@@ -97,7 +168,7 @@ def main() -> int:
            "command": "benchmarks/bench_encoder.py " + " ".join(sys.argv[1:]),
            "source": data.name, "trajectories": len(texts), "windows": n, "batch_size": args.batch_size,
            "repeats": args.repeat, "encoders": {b: encs[b].describe() for b in BACKENDS}, "load_s": load_s,
-           "results": res, "ratio_onnx_over_torch": ratio, "ratio_per_repeat": paired, "min_cosine_onnx_vs_torch": float(cos.min()),
+           "results": res, "roofline": roofline, "ratio_onnx_over_torch": ratio, "ratio_per_repeat": paired, "min_cosine_onnx_vs_torch": float(cos.min()),
            "max_abs_coordinate_difference": float(np.abs(last["torch"] - last["onnx"]).max())}
     for b in BACKENDS:
         x = res[b]
@@ -105,6 +176,10 @@ def main() -> int:
               f"{x['windows_per_s_max']:.1f}, {args.repeat} repeats)")
     print(f"onnx/torch: {ratio:.2f}x (per repeat {min(paired):.2f}–{max(paired):.2f}x) on {n} windows of {len(texts)} trajectories; smallest cosine between the "
           f"backends' embeddings {cos.min():.9f}")
+    print(f"roofline: float32 GEMM roof {roof['roof_flops_per_s'] / 1e9:.0f} GFLOP/s; the backends run at "
+          + ", ".join(f"{b} {res[b]['fraction_of_gemm_roof']:.2f}" for b in BACKENDS)
+          + f" of it (padding adds {roofline['padding_overhead']:.1%} FLOPs); no float32 backend can beat torch by more "
+          f"than {roofline['fp32_ceiling_over_torch']:.2f}x here")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

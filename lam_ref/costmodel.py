@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,8 @@ __all__ = [
     "Run",
     "LLAMA31_8B",
     "XLMR_LARGE",
+    "MINILM_L6",
+    "encoder_matmul_flops",
     "GB10",
     "A100",
     "PROFILES",
@@ -124,6 +126,24 @@ class EncoderSpec:
 #: LLMLingua-2's cost-model backbone, XLM-R-large (App. M.2), a chunked encoder with 512-token windows.
 XLMR_LARGE = EncoderSpec("XLM-R-large", 560e6, 24, 1024, window=512,
                          source="App. M.2 (LLMLingua-2 uses XLM-R-large); 560M parameters, 24 layers, d=1024 (model card)")
+
+#: The retrieval encoder of LAM's L1 (SPEC §4), all-MiniLM-L6-v2: 6 BERT layers, d = 384, feed-forward
+#: 1536; ``params`` counts the weights of the layers' matrix products only (``6·(4d² + 2·d·1536)``,
+#: no embeddings), the ``P`` of ``2PT``.
+MINILM_L6 = EncoderSpec("all-MiniLM-L6-v2", 6 * (4 * 384 * 384 + 2 * 384 * 1536), 6, 384,
+                        source="model card / config.json: 6 layers, hidden 384, intermediate 1536")
+
+
+def encoder_matmul_flops(lengths: Sequence[int] | np.ndarray, encoder: EncoderSpec = MINILM_L6) -> float:
+    """The matrix-product FLOPs of one bidirectional encoder forward pass over sequences of the given
+    token lengths (App. M.1's ``2PT`` plus full attention): ``Σ_n 2P·n + 4·L·d·n²`` (``QKᵀ`` and
+    ``AV``, ``2·n²·d`` each, per layer). A padded batch of ``b`` rows at length ``n`` is ``b`` times
+    ``n``; elementwise work (softmax, GELU, layer norm) is not counted. Checked against torch's own
+    FLOP counter on the real model (``tests/test_costmodel.py``)."""
+    n = np.asarray(lengths, dtype=np.float64)
+    if n.ndim != 1 or (n.size and (not np.all(np.isfinite(n)) or n.min() < 0)):
+        raise LamValueError(f"lengths must be a 1-D sequence of non-negative token counts, got {lengths!r:.80}")
+    return float(np.sum(2 * encoder.params * n + 4 * encoder.layers * encoder.d_model * n * n))
 
 
 @dataclass(frozen=True)

@@ -272,3 +272,37 @@ def test_cli_model_json_and_plot(tmp_path, capsys):
 def test_cli_model_bad_device_exit_2(capsys):
     assert main(["model", "--device", "nope"]) == 2, "unknown device is a usage error"
     assert "device" in capsys.readouterr().err, "the message names the device"
+
+
+def test_encoder_matmul_flops_equal_torchs_counter_on_the_real_minilm():
+    """App. M.1's encoder work ``2PT`` plus full attention, ``Σ 2P·n + 4·L·d·n²``, is what MiniLM's
+    forward pass multiplies: torch's FlopCounterMode, run on the real weights (eager attention, so
+    that ``QKᵀ`` and ``AV`` are counted bmm's), counts exactly that on padded batches of two lengths,
+    plus BERT's pooler (one ``d×d`` product per row, ``2d²``, which sentence-transformers discards)."""
+    pytest.importorskip("sentence_transformers")
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import AutoModel, AutoTokenizer
+
+    from lam_ref.text.encoders import minilm_path
+
+    path = minilm_path()
+    model = AutoModel.from_pretrained(str(path), attn_implementation="eager").eval()
+    tok = AutoTokenizer.from_pretrained(str(path))
+    d = cm.MINILM_L6.d_model
+    assert model.config.hidden_size == d and model.config.num_hidden_layers == cm.MINILM_L6.layers, \
+        f"MINILM_L6 disagrees with the model's config: {model.config}"
+    for texts in (["short", "a longer window of text " * 30], ["one", "two", "three"]):
+        batch = tok(texts, padding=True, return_tensors="pt")
+        b, n = batch["input_ids"].shape
+        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+            model(**batch)
+        counted = fc.get_total_flops() - b * 2 * d * d  # the pooler
+        assert counted == cm.encoder_matmul_flops([n] * b), (
+            f"batch {b}x{n}: torch counts {counted} matmul FLOPs, the cost model {cm.encoder_matmul_flops([n] * b)}")
+
+
+@pytest.mark.parametrize("bad", [[-1], [[3, 4]], [float("nan")]])
+def test_encoder_matmul_flops_rejects_bad_lengths(bad):
+    with pytest.raises(LamValueError, match="lengths"):
+        cm.encoder_matmul_flops(bad)

@@ -131,9 +131,51 @@ def test_on_batch_reports_each_batch_and_leaves_the_rows_alone():
     from lam_ref.text.encoders import get_encoder
 
     enc = get_encoder()
-    texts = [f"line {i} " * (1 + i % 9) for i in range(130)]
+    texts = [f"line {i} " * 9 for i in range(130)]  # equal token lengths: batches of 64, 64, 2 (SPEC §4.1)
     sizes: list[int] = []
     with_cb = enc.encode(texts, batch_size=64, on_batch=sizes.append)
     plain = enc.encode(texts, batch_size=64)
     assert sizes == [64, 64, 2], f"one call per batch of 64: {sizes}"
     assert np.array_equal(with_cb, plain), "the callback does not change the embeddings"
+
+
+def test_token_length_batches_order_and_partition():
+    """SPEC §4.1, batches: the positions ordered by token length (truncated at the maximum input),
+    longest first, ties by position, cut into runs of at most the batch size, a new run starting at
+    a row shorter than 3/4 of its run's longest; every position in exactly one batch."""
+    from lam_ref.text.encoders import BATCH_LENGTH_RATIO, token_length_batches
+
+    assert BATCH_LENGTH_RATIO == 0.75, "SPEC §4.1 states 3/4"
+    lengths = [5, 300, 7, 7, 256, 1, 260, 7]
+    got = [b.tolist() for b in token_length_batches(lengths, 3, max_tokens=256)]
+    # truncated: 300, 256, 260 are all 256 -> positions 1, 4, 6 by position; then 7, 7, 7 (2, 3, 7);
+    # 5 < 3/4 of 7 starts a run, and 1 < 3/4 of 5 another
+    assert got == [[1, 4, 6], [2, 3, 7], [0], [5]], f"batches {got}"
+    assert [b.tolist() for b in token_length_batches([], 4)] == [], "no texts, no batches"
+    got = [b.tolist() for b in token_length_batches([6, 8, 5, 8], 8)]
+    assert got == [[1, 3, 0], [2]], f"6 is 3/4 of 8 and joins its run, 5 is not: {got}"
+
+
+@pytest.mark.skipif(not HAVE_ST, reason="sentence-transformers is not installed")
+def test_the_real_encoder_batches_rows_of_equal_token_length():
+    """SPEC §4.1: each forward pass of the real encoder holds the rows the token-length order puts
+    together (seen by a pre-hook on the transformer: the batch's real lengths), so a batch is padded
+    only to its own longest row; the rows come back in input order (each equals the text encoded
+    alone, up to the batch jitter of SPEC §4.4)."""
+    from lam_ref.text.encoders import get_encoder, token_length_batches
+
+    enc = get_encoder()
+    texts = [("word " * (1 + (7 * i) % 40)) + ("x" * (i % 5)) for i in range(20)] + ["", "a" * 3000]
+    seen: list[list[int]] = []
+    handle = enc.model[0].register_forward_pre_hook(
+        lambda _m, args: seen.append(sorted(args[0]["attention_mask"].sum(dim=1).tolist(), reverse=True)))
+    try:
+        rows = enc.encode(texts, batch_size=8)
+    finally:
+        handle.remove()
+    lengths = [min(n, enc.max_tokens) for n in enc.token_lengths(texts)]
+    want = [sorted((lengths[i] for i in b), reverse=True) for b in token_length_batches(lengths, 8, enc.max_tokens)]
+    assert seen == want, f"forward passes saw token lengths {seen}, the order gives {want}"
+    alone = np.concatenate([enc.encode([t], batch_size=1) for t in texts])
+    cos = np.einsum("ij,ij->i", rows.astype(np.float64), alone.astype(np.float64))
+    assert cos.min() > 1 - 1e-6, f"row {int(cos.argmin())} is not its own text's embedding (cosine {cos.min()})"

@@ -44,6 +44,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 __all__ = [
     "BACKENDS",
+    "BATCH_LENGTH_RATIO",
     "DEFAULT_BACKEND",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_ENCODER",
@@ -54,6 +55,7 @@ __all__ = [
     "minilm_path",
     "model_folder",
     "require_backend",
+    "token_length_batches",
     "validate_backend",
 ]
 
@@ -294,18 +296,19 @@ class SentenceTransformerEncoder(Encoder):
         if callback is not None:  # after each batch's forward pass: its row count (the batches are unchanged)
             hook = self.model.register_forward_hook(
                 lambda _module, _args, output: callback(int(output["sentence_embedding"].shape[0])))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        batches = token_length_batches(self.token_lengths(texts), batch_size, self.max_tokens)
+        if progress:
+            from tqdm.auto import tqdm
+
+            batches = tqdm(batches, desc="encoding", unit="batch")
         try:
-            out = self.model.encode(
-                texts,
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=progress,
-            )
+            for idx in batches:  # one forward pass each: sentence-transformers' own batching sees one batch
+                out[idx] = self.model.encode([texts[i] for i in idx], batch_size=len(idx), normalize_embeddings=True,
+                                             convert_to_numpy=True, show_progress_bar=False)
         finally:
             if hook is not None:
                 hook.remove()
-        out = np.array(out, dtype=np.float32)
         release_heap()
         return out
 
@@ -322,6 +325,30 @@ class SentenceTransformerEncoder(Encoder):
             return None
         enc = tok(text, add_special_tokens=False, truncation=False, verbose=False, return_offsets_mapping=True)
         return [tuple(o) for o in enc["offset_mapping"]]
+
+
+#: A batch holds rows at least this fraction of its longest row's token length (SPEC §4.1).
+BATCH_LENGTH_RATIO = 0.75
+
+
+def token_length_batches(lengths: Sequence[int], batch_size: int, max_tokens: int | None = None) -> list[np.ndarray]:
+    """The batches of one encoding call (SPEC §4.1): positions ordered by token length, longest
+    first (truncated at ``max_tokens``; ties by position), cut into runs of at most ``batch_size``,
+    a new run starting at a row shorter than :data:`BATCH_LENGTH_RATIO` of its run's first (longest)
+    row. A batch is padded to its longest row, so no row is padded by more than a third of its
+    length (sentence-transformers' own order, by character count, in one batch per trajectory,
+    padded the shared windows' matrix products by half)."""
+    n = np.asarray(lengths, dtype=np.int64)
+    if max_tokens is not None:
+        n = np.minimum(n, max_tokens)
+    order = np.lexsort((np.arange(n.size), -n))
+    out: list[np.ndarray] = []
+    start = 0
+    for k in range(1, order.size + 1):
+        if k == order.size or k - start == batch_size or n[order[k]] < BATCH_LENGTH_RATIO * n[order[start]]:
+            out.append(order[start:k])
+            start = k
+    return out
 
 
 @functools.lru_cache(maxsize=1)
