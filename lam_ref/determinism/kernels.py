@@ -73,8 +73,9 @@ class KernelConfig:
     env: dict[str, str]
     description: str
     needs: tuple[str, ...] = ()
-    #: the tests ``make portability`` runs under it when no tests are named (``()``: the whole
-    #: suite); torch's kernels matter only where the real encoder runs
+    #: the pytest arguments ``make portability`` runs under it when no tests are named (``()``: the
+    #: whole suite, for ``default``); torch's kernels matter only where the real encoder runs, and
+    #: OpenBLAS's and numpy's everywhere but there
     tests: tuple[str, ...] = ()
 
 
@@ -88,15 +89,24 @@ def _numpy_avx512_targets() -> str:
 
 #: The tests that run torch (the real encoder): what a torch kernel configuration can change.
 _TORCH_TESTS = ("tests/test_text_encoders.py", "tests/test_demo.py", "determinism")
+#: What an OpenBLAS or numpy configuration runs by default: the suite without the tests whose time
+#: is torch's encoder (torch links its own BLAS, MKL, so OPENBLAS_CORETYPE and numpy's SIMD flags
+#: leave the encoder's arithmetic alone; the decisions on real encodings under every configuration
+#: are what ``lam-ref determinism matrix`` checks), without the long-running (``slow``) tests, the
+#: browser checks of the built docs and the conformance process supervisor (no arithmetic), so that
+#: ``make portability`` fits in 30 minutes on 2 cores (docs/determinism.md, "Kernel matrix").
+_NUMPY_TESTS = ("-m", "not slow", "--ignore=determinism/test_encoder.py", "--ignore=tests/test_text_encoders.py",
+                "--ignore=tests/test_demo.py", "--ignore=tests/test_encoders_onnx.py", "--ignore=tests/test_text_reuse.py",
+                "--ignore=tests/test_docs.py", "--ignore=tests/test_conformance_supervisor.py")
 
 
 def _configurations() -> dict[str, KernelConfig]:
     out = {"default": KernelConfig("default", {}, "nothing set: each library picks the best kernels for this CPU")}
     for core in ("Prescott", "Nehalem", "Haswell", "Zen", "SkylakeX"):
         out[f"openblas-{core}"] = KernelConfig(f"openblas-{core}", {"OPENBLAS_CORETYPE": core},
-                                               f"OpenBLAS {core} kernels", OPENBLAS_CORETYPES[core])
+                                               f"OpenBLAS {core} kernels", OPENBLAS_CORETYPES[core], _NUMPY_TESTS)
     out["numpy-no-avx512"] = KernelConfig("numpy-no-avx512", {"NPY_DISABLE_CPU_FEATURES": "@avx512"},
-                                          "numpy without its AVX-512 loops", ("avx512f",))
+                                          "numpy without its AVX-512 loops", ("avx512f",), _NUMPY_TESTS)
     out["torch-default"] = KernelConfig("torch-default", {"ATEN_CPU_CAPABILITY": "default"},
                                         "torch's scalar (non-vectorised) CPU kernels", (), _TORCH_TESTS)
     out["torch-avx2"] = KernelConfig("torch-avx2", {"ATEN_CPU_CAPABILITY": "avx2"}, "torch's AVX2 CPU kernels", ("avx2",),
@@ -266,6 +276,15 @@ def plan_lines(planned: Sequence[PlannedConfig]) -> list[str]:
     return rows
 
 
+def _present(args: Sequence[str]) -> list[str]:
+    """``args`` without the test paths this checkout lacks (options and their values kept)."""
+    out: list[str] = []
+    for i, t in enumerate(args):
+        if t.startswith("-") or (i and args[i - 1] in ("-m", "-k")) or os.path.exists(t):
+            out.append(t)
+    return out
+
+
 def run_suite(pytest_args: Sequence[str], names: Sequence[str] | None = None, *, timeout: float | None = None) -> int:
     """Run pytest once per distinct configuration; one line each; exit 1 if any run fails (a skipped
     or duplicate configuration never fails). Without ``pytest_args`` each configuration runs its
@@ -279,7 +298,7 @@ def run_suite(pytest_args: Sequence[str], names: Sequence[str] | None = None, *,
             print(f"{head} {'skipped' if p.status == 'skipped' else 'same as ' + str(p.same_as)}: {p.reason}", flush=True)
             continue
         env = config_env(p.config)
-        args = list(pytest_args) or [t for t in p.config.tests if os.path.exists(t)]
+        args = list(pytest_args) or _present(p.config.tests)
         t0 = time.perf_counter()
         try:
             res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], env=env,
