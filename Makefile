@@ -83,6 +83,7 @@ bench: venv
 	cp benchmarks/results/schedules.png docs/img/costmodel_schedules.png
 	cp benchmarks/results/schedules.svg docs/img/costmodel_schedules.svg
 	cp benchmarks/results/scaling.png benchmarks/results/scaling.svg benchmarks/results/roof_ratio.png benchmarks/results/roof_ratio.svg docs/img/
+	$(PY) benchmarks/summary.py
 
 # L0's C pass under AddressSanitizer + UBSan: the L0 tests in the thorough Hypothesis profile, then
 # the extension is rebuilt normally (gcc only; not part of `make test`).

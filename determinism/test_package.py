@@ -328,3 +328,27 @@ def test_probe_progress_is_a_few_lines_in_a_redirected_stderr(tmp_path, capsys):
     err = [ln for ln in capsys.readouterr().err.replace("\r", "\n").splitlines() if ln.strip()]
     assert len(err) <= 3, f"{len(err)} progress lines: {err}"
     assert all(ln.startswith("determinism probe:") and " steps |" in ln for ln in err), err
+
+
+def test_portability_selections_name_tests_that_exist():
+    """``make portability``'s default selections (docs/determinism.md, "Kernel matrix"): every test
+    path a configuration runs or ignores exists (a renamed module would otherwise be run, or
+    dropped, silently), the encoder tests the OpenBLAS/numpy configurations leave out are run by
+    the torch configurations, and ``default`` runs the whole suite."""
+    root = Path(__file__).resolve().parents[1]
+    assert K.CONFIGURATIONS["default"].tests == (), "default runs the whole suite"
+    torch_run = set(K.CONFIGURATIONS["torch-default"].tests)
+    for name, cfg in K.CONFIGURATIONS.items():
+        for arg in cfg.tests:
+            path = arg.split("=", 1)[1] if arg.startswith("--ignore=") else arg
+            if arg.startswith("-") and not arg.startswith("--ignore="):
+                continue
+            if arg == "not slow":
+                continue
+            assert (root / path).exists(), f"{name}: {arg!r} names no file or folder of the checkout"
+    ignored = [a.split("=", 1)[1] for a in K.CONFIGURATIONS["numpy-no-avx512"].tests if a.startswith("--ignore=")]
+    encoder_tests = [p for p in ignored if p in ("tests/test_text_encoders.py", "tests/test_demo.py", "determinism/test_encoder.py")]
+    for p in encoder_tests:
+        assert p in torch_run or p.split("/")[0] in torch_run, f"{p} is left out by numpy and run by no torch configuration"
+    assert K._present(["-m", "not slow", "--ignore=x", "no/such/test.py", "tests"]) == ["-m", "not slow", "--ignore=x", "tests"], \
+        "options and their values are kept, absent paths dropped"

@@ -24,6 +24,7 @@ its transformer through ONNX Runtime from a cached export of the same local weig
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import os
 import re
@@ -281,6 +282,12 @@ class SentenceTransformerEncoder(Encoder):
                 raise LamValueError(f"encoder backend 'onnx': the weights of {name!r} are in no local folder, so they "
                                     "cannot be exported offline; give a local model folder")
             self.onnx = onnx_backend.attach(self.model, folder, self.name)
+        # The model's objects (~430,000: torch, transformers) live as long as the process; frozen
+        # out of the collector, the full collection of release_heap after each encoding scans only
+        # what came after them (measured: 242 ms -> 0.01 ms per call, a fifth of a trajectory's
+        # encoding time). Objects alive now are never collected as cycles later (gc.freeze).
+        gc.collect()
+        gc.freeze()
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()
@@ -403,8 +410,6 @@ def release_heap() -> None:
     ``malloc_trim(0)`` returns the free pages (resident set flat at 554–560 MiB in the same run).
     A no-op where the C library has no ``malloc_trim``.
     """
-    import gc
-
     gc.collect()
     trim = _malloc_trim()
     if trim is not None:
