@@ -126,13 +126,9 @@ class _ProbeEncoder:
         bfloat16/float16: raw outputs upcast to float64 and normalised there, then float32."""
         if self.dtype == "float32" or self.folder is None:
             return self.enc.encode(texts, batch_size=batch_size)
-        from ..text.encoders import token_length_batches
-
         x = np.empty((len(texts), self.enc.dim), dtype=np.float64)
-        for idx in token_length_batches(self.enc.token_lengths(texts), batch_size, self.enc.max_tokens):  # SPEC §4.1
-            raw = self.enc.model.encode([texts[i] for i in idx], batch_size=len(idx), normalize_embeddings=False,
-                                        convert_to_tensor=True, show_progress_bar=False)
-            x[idx] = raw.float().cpu().numpy()
+        for idx, raw in self.enc.forward_batches(texts, batch_size, normalize_embeddings=False, convert_to_tensor=True):
+            x[idx] = raw.float().cpu().numpy()  # the compaction path's batches (SPEC §4.1)
         norms = np.sqrt(np.einsum("ij,ij->i", x, x))
         if not np.all(np.isfinite(norms)) or np.any(norms == 0):
             bad = int(np.flatnonzero(~np.isfinite(norms) | (norms == 0))[0])

@@ -304,20 +304,27 @@ class SentenceTransformerEncoder(Encoder):
             hook = self.model.register_forward_hook(
                 lambda _module, _args, output: callback(int(output["sentence_embedding"].shape[0])))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        batches = token_length_batches(self.token_lengths(texts), batch_size, self.max_tokens)
-        if progress:
-            from tqdm.auto import tqdm
-
-            batches = tqdm(batches, desc="encoding", unit="batch")
         try:
-            for idx in batches:  # one forward pass each: sentence-transformers' own batching sees one batch
-                out[idx] = self.model.encode([texts[i] for i in idx], batch_size=len(idx), normalize_embeddings=True,
-                                             convert_to_numpy=True, show_progress_bar=False)
+            for idx, rows in self.forward_batches(texts, batch_size, progress=progress, normalize_embeddings=True,
+                                                  convert_to_numpy=True):
+                out[idx] = rows
         finally:
             if hook is not None:
                 hook.remove()
         release_heap()
         return out
+
+    def forward_batches(self, texts: Sequence[str], batch_size: int, *, progress: bool = False, **st_kwargs: Any):
+        """``(positions, rows)`` for each batch of :func:`token_length_batches` (SPEC §4.1), each one
+        forward pass of sentence-transformers' ``encode`` with ``st_kwargs`` (its own batching then
+        sees a single batch)."""
+        batches: Any = token_length_batches(self.token_lengths(texts), batch_size, self.max_tokens) if texts else []
+        if progress:
+            from tqdm.auto import tqdm
+
+            batches = tqdm(batches, desc="encoding", unit="batch")
+        for idx in batches:
+            yield idx, self.model.encode([texts[i] for i in idx], batch_size=len(idx), show_progress_bar=False, **st_kwargs)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         tok = self.model.tokenizer
