@@ -13,7 +13,7 @@ export DISABLE_MKDOCS_2_WARNING := true
 
 .PHONY: venv chromium demo test lint docs bench thorough portability sanitize-l0 mutation clean
 
-$(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c lam_ref/_codec.c
+$(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c lam_ref/_codec.c lam_ref/_filter.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check "torch==2.13.0"
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[encoder,peers,docs,dev,dask]"
@@ -68,21 +68,25 @@ thorough: venv
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider
 
 # The benchmark suite (not part of `make test`; ~15 minutes on 2 idle cores): results JSON, PNG and
-# SVG plots under benchmarks/results, the plots the docs show under docs/img.
+# SVG plots under $(BENCH_OUT) (default benchmarks/results; a second machine's run goes to its own
+# subfolder, e.g. `make bench BENCH_OUT=benchmarks/results/xeon-avx512`, which the summary table gives
+# a column), the plots the docs show under docs/img.
+BENCH_OUT ?= benchmarks/results
 bench: venv
+	mkdir -p $(BENCH_OUT)
 	$(PY) -c "import faiss, matplotlib, pysz, zfpy" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check -e ".[bench]"
-	$(VENV)/bin/lam-ref bench constants --out benchmarks/results/profile.json
-	$(VENV)/bin/lam-ref model --json benchmarks/results/model.json --plot benchmarks/results/schedules.png
-	$(VENV)/bin/lam-ref model --device benchmarks/results/profile.json --json benchmarks/results/model_here.json
-	$(PY) benchmarks/bench_baselines.py --repeat 4 --json benchmarks/results/baselines.json --plots benchmarks/results
-	$(PY) benchmarks/bench_footprint.py --json benchmarks/results/footprint.json
-	$(PY) benchmarks/bench_substitution.py --json benchmarks/results/substitution.json
-	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_codec_peers.py --json benchmarks/results/codec_peers.json
-	$(PY) benchmarks/bench_encoder.py --json benchmarks/results/encoder.json
-	$(PY) benchmarks/bench_reuse.py --repeat 2 --json benchmarks/results/reuse.json
-	cp benchmarks/results/schedules.png docs/img/costmodel_schedules.png
-	cp benchmarks/results/schedules.svg docs/img/costmodel_schedules.svg
-	cp benchmarks/results/scaling.png benchmarks/results/scaling.svg benchmarks/results/roof_ratio.png benchmarks/results/roof_ratio.svg docs/img/
+	$(VENV)/bin/lam-ref bench constants --out $(BENCH_OUT)/profile.json
+	$(VENV)/bin/lam-ref model --json $(BENCH_OUT)/model.json --plot $(BENCH_OUT)/schedules.png
+	$(VENV)/bin/lam-ref model --device $(BENCH_OUT)/profile.json --json $(BENCH_OUT)/model_here.json
+	$(PY) benchmarks/bench_baselines.py --repeat 4 --json $(BENCH_OUT)/baselines.json --plots $(BENCH_OUT)
+	$(PY) benchmarks/bench_footprint.py --json $(BENCH_OUT)/footprint.json
+	$(PY) benchmarks/bench_substitution.py --json $(BENCH_OUT)/substitution.json
+	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_codec_peers.py --json $(BENCH_OUT)/codec_peers.json
+	$(PY) benchmarks/bench_encoder.py --json $(BENCH_OUT)/encoder.json
+	$(PY) benchmarks/bench_reuse.py --repeat 2 --json $(BENCH_OUT)/reuse.json
+	cp $(BENCH_OUT)/schedules.png docs/img/costmodel_schedules.png
+	cp $(BENCH_OUT)/schedules.svg docs/img/costmodel_schedules.svg
+	cp $(BENCH_OUT)/scaling.png $(BENCH_OUT)/scaling.svg $(BENCH_OUT)/roof_ratio.png $(BENCH_OUT)/roof_ratio.svg docs/img/
 	$(PY) benchmarks/summary.py
 
 # L0's C pass under AddressSanitizer + UBSan: the L0 tests in the thorough Hypothesis profile, then

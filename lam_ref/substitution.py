@@ -49,6 +49,7 @@ from .geometry import (
     validate_threshold,
 )
 from .geometry import dot_error_bound as _dot_error_bound
+from .geometry import filter_pairs as _filter_pairs
 from .geometry import filter_threshold as _filter_threshold
 
 __all__ = ["MapView", "Matcher", "SubstitutionResult", "ThresholdMapView", "oracle", "substitute"]
@@ -63,10 +64,13 @@ _DENSE = 256
 # every retained id is a candidate and the blocked float32 products filter them, as in exhaustive
 # mode (memory O(block × retained) floats in the reused buffer, not O(pairs × bands) indices).
 _RAW_CAP = 1 << 22
-# At most this many rows of a block whose largest product clears the filter are scanned row by row
-# (more: one 2-D ``nonzero`` over their copy); the same pairs in the same order either way.
-_ROW_SCAN = 128
 _RAW_CAP_ONE = 1 << 16
+
+
+def _sq_norms(rows: np.ndarray) -> np.ndarray:
+    """Float64 squared norms of float32 rows (each product exact in float64; no float64 copy of
+    the rows). They set the float32 filter's threshold, whose margin covers their rounding."""
+    return np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
 
 
 def _no_pairs() -> tuple[np.ndarray, np.ndarray]:
@@ -137,6 +141,11 @@ class Matcher:
         cap = self._emb.shape[0]
         if capacity > cap:
             self._grow(capacity)
+        if self.exhaustive and self._gbuf.size < _BLOCK * capacity:
+            # the products' buffer at its largest (a block against every row) at once: no growth
+            # copies, and fewer fresh pages than growing by halves (whose old and new buffers
+            # coexist); its size is that of ``capacity`` rows of D = 512 float32
+            self._gbuf = self._xp.empty(_BLOCK * capacity, dtype=np.float32)
 
     def _grow(self, new: int) -> None:
         k = self.n_retained
@@ -148,7 +157,11 @@ class Matcher:
         ids[:k] = self._ids[:k]
         self._emb, self._norms, self._ids = emb, norms, ids
 
-    def _append(self, rows: np.ndarray, ids: np.ndarray, keys: np.ndarray | None) -> None:
+    def _append(self, rows: np.ndarray, ids: np.ndarray, keys: np.ndarray | None,
+                sq_norms: np.ndarray | None = None) -> None:
+        """Append retained rows; ``sq_norms`` are their float64 squared norms when the caller has
+        them already (a block's, from :meth:`_admit_block`), else computed here. They serve the
+        float32 filter's threshold only, never the exact rule."""
         k = rows.shape[0]
         need = self.n_retained + k
         cap = self._emb.shape[0]
@@ -156,8 +169,7 @@ class Matcher:
             self._grow(max(need, cap + cap // 2))
         s = self.n_retained
         self._emb[s:need] = rows
-        r64 = rows.astype(np.float64)
-        self._norms[s:need] = (r64 * r64).sum(axis=1)
+        self._norms[s:need] = _sq_norms(rows) if sq_norms is None else sq_norms
         self._ids[s:need] = ids
         if self._xp is np:
             self._emb_x = self._emb
@@ -242,8 +254,7 @@ class Matcher:
         gids = self.new_ids(b)
         nr = self.n_retained
         keys = self.keys(block)
-        b64 = block.astype(np.float64)
-        bnorms = np.einsum("ij,ij->i", b64, b64)
+        bnorms = _sq_norms(block)
         block_x = block if self._xp is np or not self.exhaustive else self._xp.asarray(block)
         # 1. candidates against R (the chunks retained before the block), confirmed exactly
         r_rows, r_pos, r_sq, r_proposed = self._retained_pairs(block, block_x, keys, bnorms)
@@ -260,7 +271,7 @@ class Matcher:
         else:
             verified = r_proposed + int(keep[in_proposed].sum())
         if keep.any():
-            self._append(block[keep], gids[keep], None if keys is None else keys[keep])
+            self._append(block[keep], gids[keep], None if keys is None else keys[keep], bnorms[keep])
         return verified
 
     def _retained_pairs(self, block: np.ndarray, block_x: Any, keys: np.ndarray | None, bnorms: np.ndarray):
@@ -357,14 +368,11 @@ class Matcher:
         g = self._products(block_x, others_x)
         thr = _filter_threshold(bnorms, float(onorms.min()), self.d2, self.dim)
         thr_x = thr if xp is np else xp.asarray(thr)
+        if xp is np:
+            return _filter_pairs(g, thr)
         hot = xp.flatnonzero(g.max(axis=1) >= thr_x)
         if hot.size == 0:
             return _no_pairs()
-        if xp is np and hot.size <= _ROW_SCAN:
-            # few hot rows: scan each in place (no copy of the hot rows, no 2-D nonzero)
-            cols = [np.flatnonzero(g[i] >= thr[i]) for i in hot]
-            return np.repeat(hot, [c.size for c in cols]).astype(np.int64, copy=False), \
-                np.concatenate(cols).astype(np.int64, copy=False)
         r, c = xp.nonzero(g[hot] >= thr_x[hot, None])
         return _to_host(hot[r]).astype(np.int64, copy=False), _to_host(c).astype(np.int64, copy=False)
 
