@@ -1,5 +1,6 @@
-"""Encoder backends side by side (SPEC §4.5; issue 26 §2): windows/s of ``torch`` and ``onnx`` on
-real windows, in one process. Not a test: it reports.
+"""Encoder backends side by side (SPEC §4.5; issue 26 §2): windows/s of ``torch``, ``onnx``,
+``openvino`` and ``openvino-bf16`` (those installed) on real windows, in one process. Not a test: it
+reports.
 
 The windows are those ``lam-ref compact`` encodes: every observation of the shared SWE-agent
 trajectories (read in place), cut into 512-token cl100k windows ending at the encoder's horizon
@@ -9,7 +10,8 @@ shared cores. Each repeat times
 every backend once over all trajectories, the order alternating between repeats (interleaved, so
 drift from the other users of a shared machine falls on both); the figure per backend is the
 median of the repeats with their range, and the ratio is onnx's median windows/s over torch's
-(``ratio_per_repeat``: the two passes of each repeat, side by side).
+(``ratio_per_repeat``: the two passes of each repeat, side by side); ``ratio_over_torch`` gives
+the same for every backend.
 The first pass of each backend (warm-up) is not counted. Both backends use torch's thread count
 (ONNX Runtime's ``intra_op_num_threads`` follows it). The embeddings of the last repeat are
 compared too (smallest cosine between the backends' rows).
@@ -44,8 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import best_of  # noqa: E402
 
 from lam_ref.costmodel import MINILM_L6, encoder_matmul_flops
+from lam_ref.geometry import LamValueError
 from lam_ref.text.chunking import chunk_records, get_tokenizer
-from lam_ref.text.encoders import BACKENDS, DEFAULT_BATCH_SIZE, get_encoder
+from lam_ref.text.encoders import BACKENDS, DEFAULT_BATCH_SIZE, get_encoder, require_backend
 from lam_ref.text.loaders import LoadFailure, iter_trajectories, shared_data_dir
 
 #: The baseline pass: the torch encoder through sentence-transformers' own batching.
@@ -128,7 +131,16 @@ def main() -> int:
     texts = windows(data, args.encoder, args.max_windows or None)
     n = sum(len(t) for t in texts)
     t0 = time.perf_counter()
-    encs = {b: get_encoder(args.encoder, None, b) for b in BACKENDS}
+    backends = []
+    for b in BACKENDS:
+        try:
+            require_backend(b)
+            backends.append(b)
+        except LamValueError as exc:
+            if b in ("torch", "onnx"):
+                raise
+            print(f"skipped: {exc}", file=sys.stderr)
+    encs = {b: get_encoder(args.encoder, None, b) for b in backends}
     load_s = time.perf_counter() - t0
     st = encs["torch"].model
 
@@ -136,7 +148,7 @@ def main() -> int:
         return np.asarray(st.encode(t, batch_size=args.batch_size, normalize_embeddings=True, convert_to_numpy=True,
                                     show_progress_bar=False), dtype=np.float32)
 
-    passes = {b: (lambda t, b=b: encs[b].encode(t, batch_size=args.batch_size)) for b in BACKENDS}
+    passes = {b: (lambda t, b=b: encs[b].encode(t, batch_size=args.batch_size)) for b in backends}
     passes[ST_ORDER] = st_order
     secs: dict[str, list[float]] = {b: [] for b in passes}
     last: dict[str, np.ndarray] = {}
@@ -144,7 +156,7 @@ def main() -> int:
     names = list(passes)
     for r in range(args.repeat + 1):
         for b in (names if r % 2 == 0 else names[::-1]):
-            shapes = BatchShapes(encs["onnx" if b == "onnx" else "torch"].model) if r == 0 else None
+            shapes = BatchShapes(encs[b if b in encs else "torch"].model) if r == 0 else None
             t1 = time.perf_counter()
             rows = [passes[b](t) for t in texts]
             dt = time.perf_counter() - t1
@@ -174,6 +186,12 @@ def main() -> int:
                 "fp32_ceiling_over_torch": statistics.median(secs["torch"]) / t_min}
     ratio = res["onnx"]["windows_per_s_median"] / res["torch"]["windows_per_s_median"]
     paired = [t / o for t, o in zip(secs["torch"], secs["onnx"])]  # the two passes of one repeat, side by side
+    over_torch = {b: {"median": res[b]["windows_per_s_median"] / res["torch"]["windows_per_s_median"],
+                      "per_repeat": [t / o for t, o in zip(secs["torch"], secs[b])],
+                      "min_cosine_vs_torch": float(np.einsum("ij,ij->i", last["torch"].astype(np.float64),
+                                                             last[b].astype(np.float64)).min()),
+                      "inference_precision": (encs[b].describe().get("openvino") or {}).get("inference_precision", "f32")}
+                  for b in backends if b != "torch"}
     batching = {"ratio_token_length_over_st_order": res["torch"]["windows_per_s_median"] / res[ST_ORDER]["windows_per_s_median"],
                 "ratio_per_repeat": [s0 / t for s0, t in zip(secs[ST_ORDER], secs["torch"])],
                 "onnx_over_st_order": res["onnx"]["windows_per_s_median"] / res[ST_ORDER]["windows_per_s_median"],
@@ -185,8 +203,9 @@ def main() -> int:
            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads()},
            "command": "benchmarks/bench_encoder.py " + " ".join(sys.argv[1:]),
            "source": data.name, "trajectories": len(texts), "windows": n, "batch_size": args.batch_size,
-           "repeats": args.repeat, "encoders": {b: encs[b].describe() for b in BACKENDS}, "load_s": load_s,
-           "results": res, "roofline": roofline, "batching": batching, "ratio_onnx_over_torch": ratio, "ratio_per_repeat": paired, "min_cosine_onnx_vs_torch": float(cos.min()),
+           "repeats": args.repeat, "encoders": {b: encs[b].describe() for b in backends}, "load_s": load_s,
+           "results": res, "roofline": roofline, "batching": batching, "ratio_onnx_over_torch": ratio, "ratio_per_repeat": paired,
+           "ratio_over_torch": over_torch, "min_cosine_onnx_vs_torch": float(cos.min()),
            "max_abs_coordinate_difference": float(np.abs(last["torch"] - last["onnx"]).max())}
     for b in names:
         x = res[b]
@@ -194,8 +213,11 @@ def main() -> int:
               f"{x['windows_per_s_max']:.1f}, {args.repeat} repeats)")
     print(f"onnx/torch: {ratio:.2f}x (per repeat {min(paired):.2f}–{max(paired):.2f}x) on {n} windows of {len(texts)} trajectories; smallest cosine between the "
           f"backends' embeddings {cos.min():.9f}")
+    for b, x in over_torch.items():
+        print(f"{b}/torch: {x['median']:.2f}x (per repeat {min(x['per_repeat']):.2f}–{max(x['per_repeat']):.2f}x; "
+              f"{x['inference_precision']}); smallest cosine to torch {x['min_cosine_vs_torch']:.9f}")
     print(f"roofline: float32 GEMM roof {roof['roof_flops_per_s'] / 1e9:.0f} GFLOP/s; the backends run at "
-          + ", ".join(f"{b} {res[b]['fraction_of_gemm_roof']:.2f}" for b in BACKENDS)
+          + ", ".join(f"{b} {res[b]['fraction_of_gemm_roof']:.2f}" for b in backends)
           + f" of it (padding adds {roofline['padding_overhead']:.1%} FLOPs); no float32 backend can beat torch by more "
           f"than {roofline['fp32_ceiling_over_torch']:.2f}x here")
     print(f"token-length batches (SPEC §4.1) / sentence-transformers' order, torch: {batching['ratio_token_length_over_st_order']:.2f}x "

@@ -38,6 +38,8 @@ needs_data = pytest.mark.skipif(SHARED is None, reason="../shared/data/swe-agent
 #: margin of 90x for other CPUs and inputs; whether such a difference can change a decision is not
 #: this tolerance's business but the certificate's (test_compact_digests_equal_torch_or_listed_at_risk).
 COS_TOLERANCE = 1e-5
+#: The backends this module compares (the OpenVINO ones: tests/test_encoders_openvino.py).
+PAIR = ("torch", "onnx")
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -75,7 +77,7 @@ def _parsers(parser: argparse.ArgumentParser, path: str = ""):
 
 
 def test_every_command_with_encoder_has_the_backend_option():
-    """``--encoder-backend {torch,onnx}``, default torch, wherever ``--encoder`` selects a model to run
+    """``--encoder-backend {torch,onnx,openvino,openvino-bf16}``, default torch, wherever ``--encoder`` selects a model to run
     (``determinism weights`` only copies weights: it runs no model)."""
     from lam_ref.cli import build_parser
 
@@ -87,15 +89,16 @@ def test_every_command_with_encoder_has_the_backend_option():
         seen.append(path)
         a = opts.get("--encoder-backend")
         assert a is not None, f"lam-ref {path} has --encoder but no --encoder-backend"
-        assert tuple(a.choices) == ("torch", "onnx") and a.default == "torch", f"lam-ref {path}: {a.choices} {a.default}"
+        assert tuple(a.choices) == ("torch", "onnx", "openvino", "openvino-bf16") and a.default == "torch", \
+            f"lam-ref {path}: {a.choices} {a.default}"
     for cmd in ("compact", "sweep", "pairs", "compare", "verify", "determinism probe", "determinism matrix",
                 "bench constants"):
         assert cmd in seen, f"lam-ref {cmd} should have --encoder (and so --encoder-backend); found {seen}"
 
 
 def test_backend_names_are_checked():
-    assert BACKENDS == ("torch", "onnx"), BACKENDS
-    with pytest.raises(LamValueError, match="backend must be one of torch, onnx, got 'tensorflow'"):
+    assert BACKENDS == ("torch", "onnx", "openvino", "openvino-bf16"), BACKENDS
+    with pytest.raises(LamValueError, match="backend must be one of torch, onnx, openvino, openvino-bf16, got 'tensorflow'"):
         get_encoder("hash", None, "tensorflow")
     with pytest.raises(LamValueError, match="hashing encoder .* has no backend"):
         get_encoder("hash-16", None, "onnx")
@@ -228,7 +231,7 @@ def test_compact_digests_equal_torch_or_listed_at_risk(onnx_minilm, onnx_cache: 
 
     path = next(SHARED.rglob("6e44b9__sweagenttestrepo-1c2844.traj"))
     digests = {}
-    for b in BACKENDS:
+    for b in PAIR:
         out = tmp_path / f"{b}.json"
         assert main(["compact", str(path), "--encoder-backend", b, "--json", str(out), "--no-progress"]) == 0, b
         rep = json.loads(out.read_text())
@@ -237,7 +240,7 @@ def test_compact_digests_equal_torch_or_listed_at_risk(onnx_minilm, onnx_cache: 
     if digests["torch"] == digests["onnx"]:
         return
     reports = []
-    for b in BACKENDS:
+    for b in PAIR:
         rep = det.probe([str(path)], batch_sizes=[64], thresholds=[0.95], layers=["l1"], backend=b)
         (tmp_path / f"probe-{b}.json").write_text(json.dumps(rep))
         reports.append(det.load_report(tmp_path / f"probe-{b}.json"))
@@ -254,7 +257,7 @@ def test_probe_runs_with_the_onnx_backend(onnx_minilm, tmp_path: Path):
     from lam_ref import determinism as det
 
     path = next(SHARED.rglob("humanevalfix-python-0.traj"))
-    reps = {b: det.probe([str(path)], batch_sizes=[8, 64], thresholds=[0.95], layers=["l1"], backend=b) for b in BACKENDS}
+    reps = {b: det.probe([str(path)], batch_sizes=[8, 64], thresholds=[0.95], layers=["l1"], backend=b) for b in PAIR}
     assert reps["onnx"]["encoder"]["backend"] == "onnx" and reps["torch"]["encoder"]["backend"] == "torch", \
         (reps["onnx"]["encoder"], reps["torch"]["encoder"])
     assert reps["onnx"]["encoder"]["weights_sha256"] == reps["torch"]["encoder"]["weights_sha256"], "same weights"

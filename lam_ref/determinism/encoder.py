@@ -67,6 +67,13 @@ def _torch_dtype(dtype: str) -> Any:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
 
 
+def check_backend_dtype(backend: str, dtype: str) -> None:
+    """``--dtype`` is torch's: every other backend runs the export at its own precision (SPEC §4.5)."""
+    if backend != "torch" and dtype != "float32":
+        raise LamValueError(f"dtype {dtype!r}: encoder backend {backend!r} runs the export at its own precision "
+                            "(float32 for onnx and openvino, bfloat16 for openvino-bf16); use --dtype float32")
+
+
 class _ProbeEncoder:
     """A sentence-transformers encoder at a given precision, device and backend (SPEC §4.5;
     ``hash*`` names: the hashing encoder)."""
@@ -89,14 +96,13 @@ class _ProbeEncoder:
             self.folder = None
             assert isinstance(self.enc, HashingEncoder)
             return
-        if validate_backend(backend) == "onnx" and dtype != "float32":
-            raise LamValueError(f"dtype {dtype!r}: encoder backend 'onnx' runs the float32 export; use --dtype float32")
+        check_backend_dtype(validate_backend(backend), dtype)
         validate_torch_device(device)
         # a private instance: converting the cached encoder of get_encoder in place would change other callers
         self.enc = SentenceTransformerEncoder(name, device=device, backend=backend)
         self.enc.source = name
         self.folder = _model_folder(self.enc)
-        if backend == "onnx":
+        if backend != "torch":
             return
         import torch
 

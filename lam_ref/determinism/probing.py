@@ -253,10 +253,9 @@ def check_options(batch_sizes: Sequence[Any] = DEFAULT_BATCH_SIZES, thresholds: 
     device, threads, layers, reference batch size)``; :class:`LamValueError` naming the first bad one
     (an encoder backend whose packages are missing included, SPEC §4.5)."""
     from ..text.encoders import require_backend
+    from .encoder import check_backend_dtype
 
-    require_backend(backend)
-    if backend != "torch" and dtype != "float32":
-        raise LamValueError(f"dtype {dtype!r}: encoder backend {backend!r} runs the float32 export; use --dtype float32")
+    check_backend_dtype(require_backend(backend), dtype)
     bss = _parse_list(batch_sizes, "batch sizes", _batch)
     ts = _parse_list(thresholds, "thresholds", _threshold)
     if dtype not in DTYPES:

@@ -18,7 +18,9 @@ the encoder did not see are reported with every run.
 
 Backends (SPEC §4.5): ``backend="torch"`` (default) runs the model in torch; ``backend="onnx"`` runs
 its transformer through ONNX Runtime from a cached export of the same local weights
-(:mod:`lam_ref.text.onnx_backend`), on the CPU. :meth:`Encoder.describe` names the backend.
+(:mod:`lam_ref.text.onnx_backend`), on the CPU; ``openvino`` and ``openvino-bf16`` run that export
+with OpenVINO's CPU plugin in float32 or bfloat16 (:mod:`lam_ref.text.openvino_backend`).
+:meth:`Encoder.describe` names the backend.
 """
 
 from __future__ import annotations
@@ -65,10 +67,16 @@ DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 #: Encoding batch size (the paper's reference batch, App. D; SPEC §3).
 DEFAULT_BATCH_SIZE = 64
 #: Encoder backends (SPEC §4.5) and the default.
-BACKENDS = ("torch", "onnx")
+BACKENDS = ("torch", "onnx", "openvino", "openvino-bf16")
 DEFAULT_BACKEND = "torch"
 #: What ``onnx`` needs: inference (onnxruntime) and the export (onnx, onnxscript: torch.onnx's dynamo exporter).
 ONNX_PACKAGES = ("onnxruntime", "onnx", "onnxscript")
+#: What the ``openvino`` backends need: inference (openvino) and the same export.
+OPENVINO_PACKAGES = ("openvino", "onnx", "onnxscript")
+#: The backends that run an export of the weights on the CPU (every one but torch), their packages
+#: and the extra that installs them.
+EXPORT_BACKENDS = {"onnx": (ONNX_PACKAGES, "onnx"), "openvino": (OPENVINO_PACKAGES, "openvino"),
+                   "openvino-bf16": (OPENVINO_PACKAGES, "openvino")}
 
 _MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}
 _HASH_NAME = re.compile(r"hash(?:-(\d+))?")
@@ -192,22 +200,23 @@ def minilm_path() -> Path:
 
 
 def validate_backend(backend: Any) -> str:
-    """``torch`` or ``onnx`` (SPEC §4.5); anything else is a :class:`LamValueError`."""
+    """One of :data:`BACKENDS` (SPEC §4.5); anything else is a :class:`LamValueError`."""
     if backend not in BACKENDS:
         raise LamValueError(f"encoder backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     return str(backend)
 
 
 def require_backend(backend: Any) -> str:
-    """:func:`validate_backend`, and the packages of ``onnx`` importable (SPEC §4.5): a cheap check
-    made before any work, one line naming the backend and the missing package."""
+    """:func:`validate_backend`, and the packages of an export backend importable (SPEC §4.5): a
+    cheap check made before any work, one line naming the backend and the missing package."""
     backend = validate_backend(backend)
-    for pkg in ONNX_PACKAGES if backend == "onnx" else ():
+    pkgs, extra = EXPORT_BACKENDS.get(backend, ((), ""))
+    for pkg in pkgs:
         try:
             importlib.import_module(pkg)
         except ImportError:
-            raise LamValueError(f"encoder backend 'onnx' needs the package {pkg!r}, which is not installed "
-                                "(pip install 'lam_ref[onnx]')") from None
+            raise LamValueError(f"encoder backend {backend!r} needs the package {pkg!r}, which is not installed "
+                                f"(pip install 'lam_ref[{extra}]')") from None
     return backend
 
 
@@ -229,7 +238,8 @@ def model_folder(name: str) -> Path | None:
 
 class SentenceTransformerEncoder(Encoder):
     """A sentence-transformers model, offline (``HF_HUB_OFFLINE=1``), by name or local path (SPEC §4);
-    ``backend="onnx"``: its transformer run by ONNX Runtime on the CPU (SPEC §4.5)."""
+    ``backend="onnx"``: its transformer run by ONNX Runtime on the CPU; ``openvino`` /
+    ``openvino-bf16``: by OpenVINO's CPU plugin (SPEC §4.5)."""
 
     kind = "sentence-transformers"
 
@@ -238,12 +248,12 @@ class SentenceTransformerEncoder(Encoder):
             raise LamValueError(f"encoder must be a model name or path, got {name!r}")
         self.backend = validate_backend(backend)
         self.onnx: dict[str, Any] | None = None
-        if self.backend == "onnx":
-            from . import onnx_backend
-
+        self.openvino: dict[str, Any] | None = None
+        if self.backend in EXPORT_BACKENDS:
+            runtime = "ONNX Runtime's CPUExecutionProvider" if self.backend == "onnx" else "OpenVINO's CPU plugin"
             if device not in (None, "cpu"):
-                raise LamValueError(f"device {device!r}: encoder backend 'onnx' runs on the cpu (ONNX Runtime's "
-                                    "CPUExecutionProvider); use --device cpu or --encoder-backend torch")
+                raise LamValueError(f"device {device!r}: encoder backend {self.backend!r} runs on the cpu ({runtime}); "
+                                    "use --device cpu or --encoder-backend torch")
             require_backend(self.backend)
             device = "cpu"
         if name.lower() in _MINILM_ALIASES:
@@ -276,12 +286,19 @@ class SentenceTransformerEncoder(Encoder):
         self.dim = int(getdim())
         self.max_tokens = int(self.model.max_seq_length) if self.model.max_seq_length else None
         self.device = str(self.model.device)
-        if self.backend == "onnx":
+        if self.backend in EXPORT_BACKENDS:
             folder = model_folder(name)
             if folder is None:
-                raise LamValueError(f"encoder backend 'onnx': the weights of {name!r} are in no local folder, so they "
-                                    "cannot be exported offline; give a local model folder")
-            self.onnx = onnx_backend.attach(self.model, folder, self.name)
+                raise LamValueError(f"encoder backend {self.backend!r}: the weights of {name!r} are in no local folder, "
+                                    "so they cannot be exported offline; give a local model folder")
+            if self.backend == "onnx":
+                from . import onnx_backend
+
+                self.onnx = onnx_backend.attach(self.model, folder, self.name)
+            else:
+                from . import openvino_backend
+
+                self.openvino = openvino_backend.attach(self.model, folder, self.name, self.backend)
         # The model's objects (~430,000: torch, transformers) live as long as the process; frozen
         # out of the collector, the full collection of release_heap after each encoding scans only
         # what came after them (measured: 242 ms -> 0.01 ms per call, a fifth of a trajectory's
@@ -293,6 +310,8 @@ class SentenceTransformerEncoder(Encoder):
         out = super().describe()
         if self.onnx is not None:
             out["onnx"] = dict(self.onnx)
+        if self.openvino is not None:
+            out["openvino"] = dict(self.openvino)
         return out
 
     reports_batches = True
@@ -427,7 +446,7 @@ def release_heap() -> None:
 def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None, backend: str = DEFAULT_BACKEND) -> Encoder:
     """An encoder by name: ``hash`` / ``hash-<dim>`` (deterministic, tests), ``all-MiniLM-L6-v2``
     (alias ``minilm``; the offline default), any other sentence-transformers name or local path;
-    ``backend`` ``torch`` (default) or ``onnx`` (SPEC §4.5; the hashing encoder has none).
+    ``backend`` one of :data:`BACKENDS`, default ``torch`` (SPEC §4.5; the hashing encoder has none).
 
     Cached per ``(name, device, backend)``: a model is loaded once per process.
     """

@@ -55,14 +55,22 @@ def cache_root() -> Path:
 
 
 def _versions() -> dict[str, str]:
+    """The exporter's versions (they name the cache folder), and ONNX Runtime's when installed (the
+    ``openvino`` backends run the same export without it)."""
     import onnx
-    import onnxruntime
     import onnxscript
     import torch
     import transformers
 
-    return {"torch": torch.__version__, "transformers": transformers.__version__, "onnx": onnx.__version__,
-            "onnxscript": onnxscript.__version__, "onnxruntime": onnxruntime.__version__}
+    out = {"torch": torch.__version__, "transformers": transformers.__version__, "onnx": onnx.__version__,
+           "onnxscript": onnxscript.__version__}
+    try:
+        import onnxruntime
+
+        out["onnxruntime"] = onnxruntime.__version__
+    except ImportError:
+        pass
+    return out
 
 
 def _sha256(path: Path) -> str:
@@ -107,9 +115,11 @@ def _export(hf_model: Any, tokenizer: Any, out: Path) -> None:
     quiet.setLevel(level)
 
 
-def exported_model(source: Path, hf_model: Any, tokenizer: Any, name: str) -> tuple[Path, dict[str, Any]]:
+def exported_model(source: Path, hf_model: Any, tokenizer: Any, name: str,
+                   backend: str = "onnx") -> tuple[Path, dict[str, Any]]:
     """The cached ONNX export of the weights in ``source`` (exported now when absent; atomic):
-    ``(model.onnx path, manifest)``. :class:`LamValueError` when it cannot be written or exported."""
+    ``(model.onnx path, manifest)``. :class:`LamValueError` naming ``backend`` when it cannot be
+    written or exported."""
     _, digest = model_files_sha256(source)
     versions = _versions()
     tag = hashlib.sha256(json.dumps({"opset": OPSET, **versions}, sort_keys=True).encode()).hexdigest()[:12]
@@ -118,7 +128,7 @@ def exported_model(source: Path, hf_model: Any, tokenizer: Any, name: str) -> tu
     if (final / MANIFEST).is_file():
         manifest = json.loads((final / MANIFEST).read_text(encoding="utf-8"))
         if _sha256(final / "model.onnx") != manifest.get("onnx_sha256"):
-            raise LamValueError(f"encoder backend 'onnx': the cached export {str(final)!r} does not match its "
+            raise LamValueError(f"encoder backend {backend!r}: the cached export {str(final)!r} does not match its "
                                 f"{MANIFEST} (remove the folder to export again)")
         return final / "model.onnx", manifest
     try:
@@ -126,13 +136,13 @@ def exported_model(source: Path, hf_model: Any, tokenizer: Any, name: str) -> tu
         tmp = Path(tempfile.mkdtemp(prefix=f".{tag}.tmp-", dir=final.parent))
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the cache may be shared
     except OSError as exc:
-        raise LamValueError(f"encoder backend 'onnx': cannot write the export cache {str(root)!r} "
+        raise LamValueError(f"encoder backend {backend!r}: cannot write the export cache {str(root)!r} "
                             f"({exc.strerror or exc}); set LAM_REF_ONNX_CACHE or XDG_CACHE_HOME") from None
     try:
         try:
             _export(hf_model, tokenizer, tmp)
         except Exception as exc:  # noqa: BLE001 - any exporter failure is one line
-            raise LamValueError(f"encoder backend 'onnx': exporting {name!r} to ONNX offline failed: "
+            raise LamValueError(f"encoder backend {backend!r}: exporting {name!r} to ONNX offline failed: "
                                 f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
         manifest = {"weights_sha256": digest, "onnx_sha256": _sha256(tmp / "model.onnx"), "opset": OPSET,
                     "exporter": "torch.onnx.export(dynamo=True)", "versions": versions}
