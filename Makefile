@@ -11,7 +11,7 @@ export HYPOTHESIS_PROFILE ?= ci
 export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 
-.PHONY: venv chromium demo test lint docs bench thorough portability sanitize-l0 mutation clean
+.PHONY: venv chromium demo test lint docs bench thorough portability sanitize-l0 sanitize-filter mutation clean
 
 $(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c lam_ref/_codec.c lam_ref/_filter.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -99,6 +99,16 @@ sanitize-l0: venv
 	ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider tests/test_text_lines.py; \
 	  rc=$$?; rm -f $(SO); $(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .; exit $$rc
+
+# The float32 filter's C scan (lam_ref/_filter.c) under the same sanitizers: its definition and
+# thread tests in the thorough profile (the C-variant tests compile their own unsanitized copies).
+FILTER_SO := $(shell $(PY) -c "import sysconfig; print('lam_ref/_filter' + sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
+sanitize-filter: venv
+	gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -shared -fPIC \
+	  -I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])") lam_ref/_filter.c -o $(FILTER_SO) -lpthread
+	ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	  HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider tests/test_geometry_filter.py -k "not variants and not unedited"; \
+	  rc=$$?; rm -f $(FILTER_SO); $(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .; exit $$rc
 
 # Mutation testing (not part of `make test`): mutmut over the modules and tests named in
 # pyproject.toml's [tool.mutmut]; MUTATION_SECONDS caps the wall time. The score and the
