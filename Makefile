@@ -107,7 +107,7 @@ sanitize-filter: venv
 	gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -shared -fPIC \
 	  -I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])") lam_ref/_filter.c -o $(FILTER_SO) -lpthread
 	ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
-	  HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider tests/test_geometry_filter.py -k "not variants and not unedited"; \
+	  HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider tests/test_prefilter.py -k "not variants and not unedited"; \
 	  rc=$$?; rm -f $(FILTER_SO); $(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .; exit $$rc
 
 # Mutation testing (not part of `make test`): mutmut over the modules and tests named in

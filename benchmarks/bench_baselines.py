@@ -178,6 +178,23 @@ def band_query_only(e: np.ndarray, kept: np.ndarray, settings: BandSettings, blo
     return run
 
 
+def bench_roof(n: int, d: int, t: float, pairs_rounds: int = 9) -> dict:
+    """The roof comparison alone (``--only roof``: no faiss needed): exhaustive greedy against the
+    bare products, ``pairs_rounds`` interleaved rounds, the order reversed every other round."""
+    e = clustered(np.random.default_rng(20260), n, d)
+    ex = substitute(e, t, exhaustive=True)
+    rounds, outs = paired({"exhaustive": lambda: substitute(e, t, exhaustive=True),
+                           "gemm_roof": roof_products(e, ex.kept)}, pairs_rounds)
+    assert np.array_equal(outs["exhaustive"].pi, ex.pi), "exhaustive runs must agree"
+    from lam_ref.prefilter import FILTER_BACKENDS
+
+    return {"n": n, "dim": d, "t": t, "kept": ex.kept_count, "pairs_in_products": int(outs["gemm_roof"]),
+            "filter_backends": list(FILTER_BACKENDS),
+            "exhaustive_s": min(rounds["exhaustive"]), "gemm_roof_s": min(rounds["gemm_roof"]),
+            "roof_fraction": ratio_summary(rounds["gemm_roof"], rounds["exhaustive"])["median"],
+            "roof_fraction_pairs": ratio_summary(rounds["gemm_roof"], rounds["exhaustive"])}
+
+
 def bench_main(n: int, d: int, t: float, repeat: int, naive_n: int, pairs_rounds: int = 9) -> dict:
     rng = np.random.default_rng(20260)
     e = clustered(rng, n, d)
@@ -375,7 +392,8 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=400.0, help="stop the scaling curve once one exhaustive run passes this")
     ap.add_argument("--banded-max", type=int, default=20_000, help="largest N also timed in banded mode")
     ap.add_argument("--online-sizes", type=int, nargs="+", default=[1000, 4000, 16000, 64000])
-    ap.add_argument("--only", choices=["online", "main"], help="run one part alone (written to --json)")
+    ap.add_argument("--only", choices=["online", "main", "roof"],
+                    help="run one part alone (written to --json); roof: the GEMM-roof comparison without faiss")
     ap.add_argument("--json", help="write results here")
     ap.add_argument("--plots", help="folder for scaling.png/svg and roof_ratio.png/svg")
     args = ap.parse_args()
@@ -392,8 +410,10 @@ def main() -> int:
             os.replace(tmp, args.json)
         return 0
     print(f"main comparison N={args.n} D={args.dim} t={args.t}", flush=True)
-    if args.only == "main":
-        res = {"machine": machine(), "main": bench_main(args.n, args.dim, args.t, args.repeat, args.naive_n, args.pairs)}
+    if args.only in ("main", "roof"):
+        part = (bench_main(args.n, args.dim, args.t, args.repeat, args.naive_n, args.pairs) if args.only == "main"
+                else bench_roof(args.n, args.dim, args.t, args.pairs))
+        res = {"machine": machine(), args.only: part}
         res["machine"]["loadavg_end"] = list(os.getloadavg())
         print(json.dumps(res, indent=1))
         if args.json:

@@ -1,6 +1,6 @@
 /*
  * The float32 filter's scan in C (SPEC §2, §5.1; docs/performance.md): the compiled twin of
- * lam_ref.geometry.filter_pairs' numpy path.
+ * lam_ref.prefilter.filter_pairs' numpy path.
  *
  * scan(g, n_rows, n_cols, thr[, threads]) -> (rows, cols): every (i, j) with g[i, j] >= thr[i], row-major
  * (rows ascending, columns ascending within a row), as two bytes objects of int64. g is a
@@ -11,7 +11,7 @@
  * rows on two threads (the pass is memory-bound; two cores draw more bandwidth than one) and
  * returns the same pairs in the same order. The numpy path takes a row maximum and
  * then scans the rows whose maximum clears the threshold: the same pairs in the same order
- * (tests/test_geometry_filter.py). The GIL is released during the scan.
+ * (tests/test_prefilter.py). The GIL is released during the scan.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

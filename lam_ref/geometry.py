@@ -14,15 +14,9 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from typing import Any
 
 import numpy as np
-
-try:  # the compiled scan (lam_ref/_filter.c, optional like L0's _l0); the numpy path serves without it
-    from . import _filter as _cfilter
-except ImportError:  # pragma: no cover - a build without a C compiler
-    _cfilter = None
 
 __all__ = [
     "LamValueError",
@@ -32,9 +26,7 @@ __all__ = [
     "delta_sq",
     "short_repr",
     "dot_error_bound",
-    "filter_pairs",
     "filter_threshold",
-    "FILTER_BACKENDS",
     "kept_mask",
     "merges",
     "sq_dist",
@@ -293,73 +285,6 @@ def filter_threshold(norms_a: np.ndarray, min_norm_b: float, d2: float, dim: int
     thr = (norms_a + min_norm_b - d2 - 1e-12) / 2.0 - dot_error_bound(dim)
     thr32 = thr.astype(np.float32)
     return np.where(thr32.astype(np.float64) > thr, np.nextafter(thr32, np.float32(-np.inf)), thr32)
-
-
-#: The backends of :func:`filter_pairs` in this install: ``"c"`` (``lam_ref._filter``) when built.
-FILTER_BACKENDS: tuple[str, ...] = ("c", "numpy") if _cfilter is not None else ("numpy",)
-# A block's scan runs on two threads when the products are at least this many and two CPUs are
-# ours, unless the user limited the BLAS/OpenMP threads to one (the pass is memory-bound).
-_SCAN_THREADS_MIN = 1 << 20
-_ROW_SCAN = 128
-
-
-def _scan_threads() -> int:
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    limited = any(os.environ.get(v, "").strip() == "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
-    return 1 if limited or cpus < 2 else 2
-
-
-_THREADS = _scan_threads()
-
-
-def filter_pairs(g: np.ndarray, thr: np.ndarray, *, backend: str = "auto") -> tuple[np.ndarray, np.ndarray]:
-    """Every ``(i, j)`` with ``g[i, j] >= thr[i]``, row-major: the float32 filter's pass over a
-    block of products (SPEC §2, §5.1), whose thresholds come from :func:`filter_threshold`.
-
-    ``backend``: ``"auto"`` (C when built), ``"c"`` (``lam_ref/_filter.c``: one OR-reduced
-    comparison pass, then the rows that hold a pair again from cache, on two threads for a large
-    block) or ``"numpy"`` (a row maximum, then the rows whose maximum clears the threshold). The
-    two return the same pairs in the same order; nothing is computed from the values, so there
-    is no rounding to agree on.
-
-    Args:
-        g: C-contiguous float32 ``(rows, cols)`` products.
-        thr: float32 ``(rows,)`` thresholds.
-        backend: ``"auto"``, ``"c"`` or ``"numpy"``.
-
-    Returns:
-        ``(rows, cols)``: int64 arrays.
-
-    Examples:
-        >>> g = np.array([[0.1, 0.9, 0.95], [0.2, 0.3, 0.4]], dtype=np.float32)
-        >>> r, c = filter_pairs(g, np.array([0.9, 0.5], dtype=np.float32))
-        >>> r.tolist(), c.tolist()
-        ([0, 0], [1, 2])
-    """
-    if backend not in ("auto", "c", "numpy"):
-        raise LamValueError(f"backend must be 'auto', 'c' or 'numpy', got {backend!r}")
-    if backend == "c" and _cfilter is None:
-        raise LamValueError("backend='c': the extension lam_ref._filter is not built (reinstall with a C compiler)")
-    if g.dtype != np.float32 or g.ndim != 2 or thr.dtype != np.float32 or thr.shape != (g.shape[0],):
-        raise LamValueError(f"filter_pairs needs float32 g (rows, cols) and thr (rows,), got g {g.dtype} {g.shape}, "
-                            f"thr {thr.dtype} {thr.shape}")
-    if _cfilter is not None and backend != "numpy":
-        threads = _THREADS if g.size >= _SCAN_THREADS_MIN else 1
-        r, c = _cfilter.scan(np.ascontiguousarray(g), g.shape[0], g.shape[1], np.ascontiguousarray(thr), threads)
-        return np.frombuffer(r, dtype=np.int64), np.frombuffer(c, dtype=np.int64)
-    hot = np.flatnonzero(g.max(axis=1) >= thr) if g.shape[1] else np.zeros(0, np.int64)
-    if hot.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if hot.size <= _ROW_SCAN:
-        # few hot rows: scan each in place (no copy of the hot rows, no 2-D nonzero)
-        cols = [np.flatnonzero(g[i] >= thr[i]) for i in hot]
-        return np.repeat(hot, [c.size for c in cols]).astype(np.int64, copy=False), \
-            np.concatenate(cols).astype(np.int64, copy=False)
-    r, c = np.nonzero(g[hot] >= thr[hot, None])
-    return hot[r].astype(np.int64, copy=False), c.astype(np.int64, copy=False)
 
 
 def within_delta_pairs(e: np.ndarray, start: int, stop: int, d2: float) -> tuple[np.ndarray, np.ndarray]:

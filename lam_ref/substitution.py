@@ -49,8 +49,8 @@ from .geometry import (
     validate_threshold,
 )
 from .geometry import dot_error_bound as _dot_error_bound
-from .geometry import filter_pairs as _filter_pairs
 from .geometry import filter_threshold as _filter_threshold
+from .prefilter import filter_pairs as _filter_pairs
 
 __all__ = ["MapView", "Matcher", "SubstitutionResult", "ThresholdMapView", "oracle", "substitute"]
 

@@ -53,12 +53,21 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+def _extensions() -> dict[str, Path]:
+    """The compiled extensions (``lam_ref/_codec.c``, ``lam_ref/_filter.c``, ``lam_ref/text/_l0.c``):
+    modules that import nothing of lam_ref, so ``from . import _filter`` is an edge to them, not to
+    the package."""
+    return {_module_name(p): p for p in PKG.rglob("*.c") if "_vendor" not in p.parts}
+
+
 @functools.cache
 def import_graph() -> dict[str, set[str]]:
-    """``{module: {imported lam_ref modules}}`` for every module under ``lam_ref/``."""
-    mods = _modules()
+    """``{module: {imported lam_ref modules}}`` for every module under ``lam_ref/`` (compiled
+    extensions are leaves)."""
+    py = _modules()
+    mods = {**py, **_extensions()}
     graph: dict[str, set[str]] = {m: set() for m in mods}
-    for name, path in mods.items():
+    for name, path in py.items():
         is_pkg = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"))
         skip = _type_checking_nodes(tree)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lam_ref import geometry as _geometry
+from lam_ref import prefilter as _prefilter
 from lam_ref import substitute
 from lam_ref.bands import BandSettings, band_keys
 from lam_ref.geometry import LamValueError
@@ -40,7 +40,7 @@ def test_dense_banded_path_equals_definition(d, t):
 @pytest.mark.parametrize("dup", [0.05, 0.6])
 def test_exhaustive_candidate_scans_equal_the_definition(dup, monkeypatch):
     """Claim DEF1 (exhaustive mode equals the definition) with every scan of the blocked products
-    (:func:`lam_ref.geometry.filter_pairs`): the compiled one, and the numpy one with hot rows
+    (:func:`lam_ref.prefilter.filter_pairs`): the compiled one, and the numpy one with hot rows
     scanned row by row when few (≤ ``_ROW_SCAN``) and with one 2-D ``nonzero`` when many. ``dup =
     0.6`` puts more than ``_ROW_SCAN`` hot rows in a block, and each scan is also forced on the
     whole input."""
@@ -56,11 +56,11 @@ def test_exhaustive_candidate_scans_equal_the_definition(dup, monkeypatch):
                            float(m._norms[: m.n_retained].min()), m.d2, 12)
     hot = int((g.max(axis=1) >= thr).sum())
     if dup > 0.5:
-        assert hot > _geometry._ROW_SCAN, f"the data must put more than {_geometry._ROW_SCAN} hot rows in a block (got {hot})"
+        assert hot > _prefilter._ROW_SCAN, f"the data must put more than {_prefilter._ROW_SCAN} hot rows in a block (got {hot})"
     assert np.array_equal(substitute(e, 0.9, exhaustive=True).pi, want), "exhaustive π must equal the definition"
-    monkeypatch.setattr(_geometry, "_cfilter", None)  # the numpy scans
+    monkeypatch.setattr(_prefilter, "_cfilter", None)  # the numpy scans
     for scan in (0, 10**9):  # always the 2-D nonzero; always row by row
-        monkeypatch.setattr(_geometry, "_ROW_SCAN", scan)
+        monkeypatch.setattr(_prefilter, "_ROW_SCAN", scan)
         assert np.array_equal(substitute(e, 0.9, exhaustive=True).pi, want), \
             f"exhaustive π with the numpy scan, _ROW_SCAN = {scan}, must equal the definition"
 

@@ -1,4 +1,4 @@
-"""The float32 filter's scan (SPEC §2, §5.1; :func:`lam_ref.geometry.filter_pairs`): the compiled
+"""The float32 filter's scan (SPEC §2, §5.1; :func:`lam_ref.prefilter.filter_pairs`): the compiled
 twin (``lam_ref/_filter.c``) and the numpy path both return exactly the definition's pairs,
 ``np.nonzero(g >= thr[:, None])`` in row-major order, on one thread or two; hand-edited C variants
 that get a tie, a boundary or the order wrong are caught."""
@@ -17,10 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lam_ref import geometry
-from lam_ref.geometry import FILTER_BACKENDS, LamValueError, filter_pairs
+from lam_ref import geometry, prefilter
+from lam_ref.geometry import LamValueError
+from lam_ref.prefilter import FILTER_BACKENDS, filter_pairs
 
-SOURCE = Path(geometry.__file__).with_name("_filter.c")
+SOURCE = Path(prefilter.__file__).with_name("_filter.c")
 each_backend = pytest.mark.parametrize("backend", FILTER_BACKENDS)
 
 
@@ -53,6 +54,7 @@ def blocks(draw, max_rows: int = 9, max_cols: int = 40):
 def _check(scan, g, thr, label):
     want_r, want_c = definition(g, thr)
     got_r, got_c = scan(g, thr)
+    assert got_r.dtype == got_c.dtype == np.int64, f"{label}: int64 indices, got {got_r.dtype} {got_c.dtype}"
     assert np.array_equal(got_r, want_r) and np.array_equal(got_c, want_c), \
         f"{label}: pairs {list(zip(got_r.tolist(), got_c.tolist()))[:8]} != definition " \
         f"{list(zip(want_r.tolist(), want_c.tolist()))[:8]} for g shape {g.shape}"
@@ -73,7 +75,7 @@ def test_c_scan_threads_give_the_same_pairs(block, threads):
     """The compiled scan on one thread and on two (the rows split in halves, the second half's pairs
     after the first's) returns the definition's pairs in its order."""
     g, thr = block
-    _check(lambda a, b: _raw(geometry._cfilter, a, b, threads), g, thr, f"threads={threads}")
+    _check(lambda a, b: _raw(prefilter._cfilter, a, b, threads), g, thr, f"threads={threads}")
 
 
 def _raw(mod, g, thr, threads):
@@ -91,7 +93,7 @@ def test_large_block_with_real_thresholds(backend):
     b = r[rng.choice(4096, 512, replace=False)] + 0.01 * rng.standard_normal((512, 64)).astype(np.float32)
     b /= np.linalg.norm(b, axis=1, keepdims=True)
     g = b @ r.T
-    assert g.size >= geometry._SCAN_THREADS_MIN, "the block must take the two-thread path"
+    assert g.size >= prefilter._SCAN_THREADS_MIN, "the block must take the two-thread path"
     n64 = np.einsum("ij,ij->i", b.astype(np.float64), b.astype(np.float64))
     thr = geometry.filter_threshold(n64, 1.0, geometry.delta_sq(0.95), 64)
     want = definition(g, thr)
@@ -99,15 +101,61 @@ def test_large_block_with_real_thresholds(backend):
     _check(lambda a, t: filter_pairs(a, t, backend=backend), g, thr, backend)
 
 
-def test_numpy_scans_both_ways(monkeypatch):
+@given(blocks())
+def test_numpy_scans_both_ways(block):
     """The numpy path scans hot rows one by one when few (≤ ``_ROW_SCAN``), with one 2-D ``nonzero``
-    when many: both are the definition."""
-    rng = np.random.default_rng(5)
-    g = rng.random((300, 50), dtype=np.float32)
-    thr = np.full(300, 0.97, dtype=np.float32)
-    for scan in (0, 10**9):
-        monkeypatch.setattr(geometry, "_ROW_SCAN", scan)
-        _check(lambda a, t: filter_pairs(a, t, backend="numpy"), g, thr, f"_ROW_SCAN={scan}")
+    when many: both are the definition, ties included."""
+    g, thr = block
+    saved = prefilter._ROW_SCAN
+    try:
+        for scan in (0, 10**9):
+            prefilter._ROW_SCAN = scan
+            _check(lambda a, t: filter_pairs(a, t, backend="numpy"), g, thr, f"_ROW_SCAN={scan}")
+    finally:
+        prefilter._ROW_SCAN = saved
+
+
+class _Recorder:
+    """Stands in for the compiled module: records the thread count of each call, or refuses to be called."""
+
+    def __init__(self, real, refuse: bool = False):
+        self.real, self.refuse, self.threads = real, refuse, []
+
+    def scan(self, g, rows, cols, thr, threads):
+        assert not self.refuse, "backend='numpy' must not run the compiled scan"
+        self.threads.append(threads)
+        return self.real.scan(g, rows, cols, thr, threads)
+
+
+@pytest.mark.skipif("c" not in FILTER_BACKENDS, reason="the C extension lam_ref._filter is not built")
+def test_two_threads_only_for_a_large_block_and_numpy_means_numpy(monkeypatch):
+    """A block below ``_SCAN_THREADS_MIN`` products is scanned on one thread, one at or above it on
+    ``_THREADS``; ``backend='numpy'`` never calls the compiled scan."""
+    rec = _Recorder(prefilter._cfilter)
+    monkeypatch.setattr(prefilter, "_cfilter", rec)
+    monkeypatch.setattr(prefilter, "_THREADS", 2)
+    small = np.zeros((2, 3), dtype=np.float32)
+    edge = np.zeros((1, prefilter._SCAN_THREADS_MIN), dtype=np.float32)
+    below = np.zeros((1, prefilter._SCAN_THREADS_MIN - 1), dtype=np.float32)
+    for g in (small, below, edge):
+        filter_pairs(g, np.ones(g.shape[0], dtype=np.float32))
+    assert rec.threads == [1, 1, 2], f"threads per call: {rec.threads}"
+    monkeypatch.setattr(prefilter, "_cfilter", _Recorder(None, refuse=True))
+    _check(lambda a, t: filter_pairs(a, t, backend="numpy"), small, np.zeros(2, dtype=np.float32), "numpy")
+
+
+@pytest.mark.parametrize(("env", "cpus", "want"), [
+    ({}, 2, 2), ({}, 16, 2), ({}, 1, 1), ({"OMP_NUM_THREADS": "1"}, 2, 1), ({"OPENBLAS_NUM_THREADS": " 1 "}, 8, 1),
+    ({"OMP_NUM_THREADS": "4"}, 8, 2)])
+def test_scan_threads_rule(monkeypatch, env, cpus, want):
+    """Two threads when at least two CPUs are ours, one when only one is or when the user limited
+    OpenMP or OpenBLAS to one thread."""
+    for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.delenv(v, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(prefilter.os, "sched_getaffinity", lambda _pid: set(range(cpus)))
+    assert prefilter._scan_threads() == want, (env, cpus)
 
 
 def test_extension_is_built():
@@ -125,17 +173,19 @@ def test_bad_input_named():
     t = np.zeros(2, dtype=np.float32)
     with pytest.raises(LamValueError, match="float64"):
         filter_pairs(g.astype(np.float64), t)
+    with pytest.raises(LamValueError, match=r"g float32 \(2,\)"):
+        filter_pairs(np.zeros(2, dtype=np.float32), t)
     with pytest.raises(LamValueError, match=r"thr float32 \(3,\)"):
         filter_pairs(g, np.zeros(3, dtype=np.float32))
     with pytest.raises(LamValueError, match="backend must be"):
         filter_pairs(g, t, backend="fortran")
-    saved = geometry._cfilter
+    saved = prefilter._cfilter
     try:
-        geometry._cfilter = None
+        prefilter._cfilter = None
         with pytest.raises(LamValueError, match="lam_ref._filter is not built"):
             filter_pairs(g, t, backend="c")
     finally:
-        geometry._cfilter = saved
+        prefilter._cfilter = saved
 
 
 # -- hand-edited variants of _filter.c: each must fail the definition check -----------------------
