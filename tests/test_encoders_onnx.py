@@ -49,19 +49,6 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def onnx_cache(tmp_path_factory: pytest.TempPathFactory):
-    """One export cache for the whole session (the export runs once): ``LAM_REF_ONNX_CACHE``."""
-    root = tmp_path_factory.mktemp("onnx-cache")
-    before = os.environ.get("LAM_REF_ONNX_CACHE")
-    os.environ["LAM_REF_ONNX_CACHE"] = str(root)
-    yield root
-    if before is None:
-        os.environ.pop("LAM_REF_ONNX_CACHE", None)
-    else:
-        os.environ["LAM_REF_ONNX_CACHE"] = before
-
-
-@pytest.fixture(scope="session")
 def onnx_minilm(onnx_cache: Path):
     if not (HAVE_ONNX and HAVE_MINILM):
         pytest.skip("onnxruntime, onnx, onnxscript (lam_ref[onnx]) or the offline MiniLM are absent")
@@ -105,11 +92,15 @@ def test_backend_names_are_checked():
     assert get_encoder("hash-16").describe()["backend"] == "numpy", "the hashing encoder says it runs in numpy"
 
 
-@pytest.mark.parametrize("missing", ["onnxruntime", "onnxscript"])
+@pytest.mark.parametrize(("backend", "missing", "extra"), [
+    ("onnx", "onnxruntime", "onnx"), ("onnx", "onnxscript", "onnx"), ("openvino", "openvino", "openvino"),
+    ("openvino", "onnxscript", "openvino"), ("openvino-bf16", "openvino", "openvino")])
 @pytest.mark.parametrize("command", ["compact", "determinism"])
-def test_missing_package_is_one_line_and_exit_2_before_any_work(tmp_path: Path, missing: str, command: str):
+def test_missing_package_is_one_line_and_exit_2_before_any_work(tmp_path: Path, backend: str, missing: str, extra: str,
+                                                                 command: str):
     """A backend package that cannot be imported (``sys.modules[name] = None``, as when absent): one
-    line naming the backend and the package, exit 2, and no output written."""
+    line naming the backend, the package and the extra that installs it, exit 2, and no output
+    written (every backend that runs an export: onnx and the two OpenVINO ones)."""
     traj = tmp_path / "run.traj"
     traj.write_text(json.dumps({"trajectory": [{"action": "ls", "observation": "a\nb\n", "thought": "t"}]}))
     out = tmp_path / "out.json"
@@ -117,13 +108,14 @@ def test_missing_package_is_one_line_and_exit_2_before_any_work(tmp_path: Path, 
             else ["determinism", "probe", str(traj), "--json", str(out), "--batch-sizes", "8"])
     code = (f"import sys; sys.modules[{missing!r}] = None\n"
             "from lam_ref.cli import main\n"
-            f"sys.exit(main({argv + ['--encoder-backend', 'onnx', '--no-progress']!r}))")
+            f"sys.exit(main({argv + ['--encoder-backend', backend, '--no-progress']!r}))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
                          timeout=300)
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2, f"exit {res.returncode}, stderr {res.stderr!r}"
     assert len(lines) == 1, f"one line, got {lines!r}"
-    assert "backend 'onnx'" in lines[0] and repr(missing) in lines[0], f"names the backend and the package: {lines[0]!r}"
+    assert f"backend {backend!r}" in lines[0] and repr(missing) in lines[0] and f"lam_ref[{extra}]" in lines[0], \
+        f"names the backend, the package and the extra: {lines[0]!r}"
     assert not out.exists(), "nothing was written"
 
 
@@ -226,28 +218,34 @@ def test_onnx_embeddings_match_torch_on_real_windows(onnx_minilm):
 def test_compact_digests_equal_torch_or_listed_at_risk(onnx_minilm, onnx_cache: Path, tmp_path: Path):
     """``lam-ref compact`` on a real trajectory with each backend: the deletion digests are equal,
     or every decision where the backends' maps differ is in the probe's at-risk set (STAB)."""
+    check_compact_equal_or_at_risk("onnx", tmp_path)
+
+
+def check_compact_equal_or_at_risk(backend: str, tmp_path: Path) -> None:
+    """``lam-ref compact`` on a real trajectory with torch and with ``backend``: equal deletion
+    digests, or every decision where the maps differ is in the probe's at-risk set (STAB)."""
     from lam_ref import determinism as det
     from lam_ref.cli import main
 
     path = next(SHARED.rglob("6e44b9__sweagenttestrepo-1c2844.traj"))
     digests = {}
-    for b in PAIR:
+    for b in ("torch", backend):
         out = tmp_path / f"{b}.json"
         assert main(["compact", str(path), "--encoder-backend", b, "--json", str(out), "--no-progress"]) == 0, b
         rep = json.loads(out.read_text())
         assert rep["encoder"]["backend"] == b, rep["encoder"]
         digests[b] = [t["deletion_digest"] for t in rep["trajectories"]]
-    if digests["torch"] == digests["onnx"]:
+    if digests["torch"] == digests[backend]:
         return
     reports = []
-    for b in PAIR:
+    for b in ("torch", backend):
         rep = det.probe([str(path)], batch_sizes=[64], thresholds=[0.95], layers=["l1"], backend=b)
         (tmp_path / f"probe-{b}.json").write_text(json.dumps(rep))
         reports.append(det.load_report(tmp_path / f"probe-{b}.json"))
     cmp = det.compare(reports)
     for g in cmp.groups:
         for d in g["divergences"]:
-            assert d["at_risk"], f"decision {d['first_chunk']} differs between torch and onnx but is not at risk: {d}"
+            assert d["at_risk"], f"decision {d['first_chunk']} differs between torch and {backend} but is not at risk: {d}"
 
 
 @needs_data

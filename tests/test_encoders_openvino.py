@@ -1,19 +1,16 @@
 """The OpenVINO encoder backends (SPEC §4.5; issue 26 §2): ``openvino`` (float32) and
 ``openvino-bf16`` run the cached ONNX export with OpenVINO's CPU plugin. Bad input is refused in one
-line (exit 2) before any work. The report names the precision OpenVINO chose. The embeddings are
+line (exit 2) before any work (tests/test_encoders_onnx.py checks that for every export backend). The report names the precision OpenVINO chose. The embeddings are
 within each precision's stated tolerance of torch's on real windows, and the decisions of a real
 trajectory are torch's or listed at risk by the determinism certificate.
 
 The real-backend tests skip, saying so, where openvino/onnx/onnxscript or the offline MiniLM are
-absent; they share one temporary export cache (``ov_cache``)."""
+absent; they share the ONNX tests' temporary export cache (``onnx_cache``: the export runs once
+per session)."""
 
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +19,8 @@ import pytest
 from lam_ref.geometry import LamValueError
 from lam_ref.text.encoders import BACKENDS, get_encoder
 from lam_ref.text.loaders import shared_data_dir
+
+from .test_encoders_onnx import _windows, check_compact_equal_or_at_risk
 
 SHARED = shared_data_dir()
 HAVE_OV = all(importlib.util.find_spec(p) is not None for p in ("openvino", "onnx", "onnxscript"))
@@ -38,27 +37,8 @@ OV_BACKENDS = ("openvino", "openvino-bf16")
 COS_TOLERANCE = {"openvino": 1e-5, "openvino-bf16": 1e-3}
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    env.update(extra)
-    return env
-
-
 @pytest.fixture(scope="module")
-def ov_cache(tmp_path_factory: pytest.TempPathFactory):
-    """One export cache for this module (``LAM_REF_ONNX_CACHE``; the export runs once)."""
-    root = tmp_path_factory.mktemp("ov-cache")
-    before = os.environ.get("LAM_REF_ONNX_CACHE")
-    os.environ["LAM_REF_ONNX_CACHE"] = str(root)
-    yield root
-    if before is None:
-        os.environ.pop("LAM_REF_ONNX_CACHE", None)
-    else:
-        os.environ["LAM_REF_ONNX_CACHE"] = before
-
-
-@pytest.fixture(scope="module")
-def ov_encoders(ov_cache: Path):
+def ov_encoders(onnx_cache: Path):
     if not (HAVE_OV and HAVE_MINILM):
         pytest.skip("openvino, onnx, onnxscript (lam_ref[openvino]) or the offline MiniLM are absent")
     return {b: get_encoder("all-MiniLM-L6-v2", None, b) for b in OV_BACKENDS}
@@ -68,27 +48,6 @@ def test_backends_are_named():
     assert set(OV_BACKENDS) <= set(BACKENDS), BACKENDS
     with pytest.raises(LamValueError, match="hashing encoder .* has no backend"):
         get_encoder("hash-16", None, "openvino")
-
-
-@pytest.mark.parametrize("backend", OV_BACKENDS)
-@pytest.mark.parametrize("missing", ["openvino", "onnxscript"])
-def test_missing_package_is_one_line_and_exit_2_before_any_work(tmp_path: Path, missing: str, backend: str):
-    """A backend package that cannot be imported: one line naming the backend, the package and the
-    extra, exit 2, no output written."""
-    traj = tmp_path / "run.traj"
-    traj.write_text(json.dumps({"trajectory": [{"action": "ls", "observation": "a\nb\n", "thought": "t"}]}))
-    out = tmp_path / "out.json"
-    argv = ["compact", str(traj), "--json", str(out), "--encoder-backend", backend, "--no-progress"]
-    code = (f"import sys; sys.modules[{missing!r}] = None\n"
-            "from lam_ref.cli import main\n"
-            f"sys.exit(main({argv!r}))")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                         timeout=300)
-    lines = res.stderr.strip().splitlines()
-    assert res.returncode == 2, f"exit {res.returncode}, stderr {res.stderr!r}"
-    assert len(lines) == 1, f"one line, got {lines!r}"
-    assert f"backend {backend!r}" in lines[0] and repr(missing) in lines[0] and "lam_ref[openvino]" in lines[0], lines[0]
-    assert not out.exists(), "nothing was written"
 
 
 @needs_ov
@@ -106,12 +65,12 @@ def test_probe_refuses_another_dtype():
         det.probe(["x.traj"], batch_sizes=[8], dtype="bfloat16", backend="openvino-bf16")
 
 
-def test_describe_names_the_precision_chosen(ov_encoders, ov_cache: Path):
+def test_describe_names_the_precision_chosen(ov_encoders, onnx_cache: Path):
     """Each backend reports the export it runs and the precision OpenVINO chose: f32 for
     ``openvino``; for ``openvino-bf16`` bf16 where the CPU has AMX or AVX-512 BF16, else f32."""
     import hashlib
 
-    (model,) = list(ov_cache.glob("*/*/model.onnx"))
+    (model,) = list(onnx_cache.glob("*/*/model.onnx"))
     cpu_bf16 = any(f in Path("/proc/cpuinfo").read_text() for f in (" amx_bf16", " avx512_bf16")) \
         if Path("/proc/cpuinfo").exists() else None
     for b, enc in ov_encoders.items():
@@ -124,15 +83,6 @@ def test_describe_names_the_precision_chosen(ov_encoders, ov_cache: Path):
             assert ov["inference_precision"] == "f32", ov
         elif cpu_bf16 is not None:
             assert ov["inference_precision"] == ("bf16" if cpu_bf16 else "f32"), (ov, cpu_bf16)
-
-
-def _windows(path: Path) -> list[str]:
-    from lam_ref.text.chunking import chunk_records, get_tokenizer
-    from lam_ref.text.loaders import load_file
-
-    (traj,) = load_file(path)
-    items = [(i, traj.records[i].turn, traj.records[i].text) for i in traj.observation_indices]
-    return [c.text for c in chunk_records(items, get_tokenizer(), 512, horizon=get_encoder("all-MiniLM-L6-v2"))]
 
 
 @needs_data
@@ -156,25 +106,4 @@ def test_embeddings_match_torch_on_real_windows(ov_encoders):
 def test_compact_digests_equal_torch_or_listed_at_risk(ov_encoders, backend: str, tmp_path: Path):
     """``lam-ref compact`` on a real trajectory: the deletion digests equal torch's, or every decision
     where the maps differ is in the probe's at-risk set (STAB)."""
-    from lam_ref import determinism as det
-    from lam_ref.cli import main
-
-    path = next(SHARED.rglob("6e44b9__sweagenttestrepo-1c2844.traj"))
-    digests = {}
-    for b in ("torch", backend):
-        out = tmp_path / f"{b}.json"
-        assert main(["compact", str(path), "--encoder-backend", b, "--json", str(out), "--no-progress"]) == 0, b
-        rep = json.loads(out.read_text())
-        assert rep["encoder"]["backend"] == b, rep["encoder"]
-        digests[b] = [t["deletion_digest"] for t in rep["trajectories"]]
-    if digests["torch"] == digests[backend]:
-        return
-    reports = []
-    for b in ("torch", backend):
-        rep = det.probe([str(path)], batch_sizes=[64], thresholds=[0.95], layers=["l1"], backend=b)
-        (tmp_path / f"probe-{b}.json").write_text(json.dumps(rep))
-        reports.append(det.load_report(tmp_path / f"probe-{b}.json"))
-    cmp = det.compare(reports)
-    for g in cmp.groups:
-        for d in g["divergences"]:
-            assert d["at_risk"], f"decision {d['first_chunk']} differs between torch and {backend} but is not at risk: {d}"
+    check_compact_equal_or_at_risk(backend, tmp_path)

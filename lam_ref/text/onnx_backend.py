@@ -37,7 +37,7 @@ import numpy as np
 from ..geometry import LamValueError
 from .model_files import model_files_sha256
 
-__all__ = ["MANIFEST", "OPSET", "attach", "cache_root", "exported_model", "ort_transformer_class"]
+__all__ = ["MANIFEST", "OPSET", "attach", "bert_export", "cache_root", "exported_model", "ort_transformer_class"]
 
 #: The ONNX opset of the export.
 OPSET = 18
@@ -190,15 +190,22 @@ def ort_transformer_class() -> type:
     return OrtTransformer
 
 
+def bert_export(st_model: Any, source: Path, name: str, backend: str) -> tuple[Any, Path, dict[str, Any]]:
+    """The Hugging Face BERT inside ``st_model`` and its cached export ``(hf, model.onnx, manifest)``;
+    :class:`LamValueError` naming ``backend`` when the model is no BERT (the exported inputs are BERT's)."""
+    hf = getattr(st_model[0], "model", None)
+    if hf is None or not hasattr(hf, "config") or getattr(hf.config, "model_type", None) != "bert":
+        raise LamValueError(f"encoder backend {backend!r}: {name!r} is not a BERT sentence-transformers model (the "
+                            "exported inputs are BERT's); use --encoder-backend torch")
+    path, manifest = exported_model(source, hf, st_model.tokenizer, name, backend)
+    return hf, path, manifest
+
+
 def attach(st_model: Any, source: Path, name: str) -> dict[str, Any]:
     """Replace the transformer of ``st_model`` (a CPU SentenceTransformer) by its ONNX Runtime
     export; returns what :meth:`Encoder.describe` reports under ``onnx``."""
     first = st_model[0]
-    hf = getattr(first, "model", None)
-    if hf is None or not hasattr(hf, "config") or getattr(hf.config, "model_type", None) != "bert":
-        raise LamValueError(f"encoder backend 'onnx': {name!r} is not a BERT sentence-transformers model (the "
-                            "exported inputs are BERT's); use --encoder-backend torch")
-    path, manifest = exported_model(source, hf, st_model.tokenizer, name)
+    hf, path, manifest = bert_export(st_model, source, name, "onnx")
     import torch
 
     threads = int(torch.get_num_threads())

@@ -57,14 +57,10 @@ def ov_transformer_class() -> type:
 def attach(st_model: Any, source: Path, name: str, backend: str) -> dict[str, Any]:
     """Replace the transformer of ``st_model`` (a CPU SentenceTransformer) by the OpenVINO-compiled
     export; returns what :meth:`Encoder.describe` reports under ``openvino``."""
-    from . import onnx_backend
+    from .onnx_backend import bert_export
 
     first = st_model[0]
-    hf = getattr(first, "model", None)
-    if hf is None or not hasattr(hf, "config") or getattr(hf.config, "model_type", None) != "bert":
-        raise LamValueError(f"encoder backend {backend!r}: {name!r} is not a BERT sentence-transformers model (the "
-                            "exported inputs are BERT's); use --encoder-backend torch")
-    path, manifest = onnx_backend.exported_model(source, hf, st_model.tokenizer, name, backend)
+    hf, path, manifest = bert_export(st_model, source, name, backend)
     import openvino as ov
     import torch
 
