@@ -1,5 +1,5 @@
 /*
- * The float32 filter's scan in C (SPEC §2, §5.1; docs/performance.md): the compiled twin of
+ * The float32 filter's scan in C (SPEC §5.3; docs/performance.md): the compiled twin of
  * lam_ref.prefilter.filter_pairs' numpy path.
  *
  * scan(g, n_rows, n_cols, thr[, threads]) -> (rows, cols): every (i, j) with g[i, j] >= thr[i], row-major

@@ -43,7 +43,7 @@ _THREADS = _scan_threads()
 
 def filter_pairs(g: np.ndarray, thr: np.ndarray, *, backend: str = "auto") -> tuple[np.ndarray, np.ndarray]:
     """Every ``(i, j)`` with ``g[i, j] >= thr[i]``, row-major: the float32 filter's pass over a
-    block of products (SPEC §2, §5.1), whose thresholds come from :func:`filter_threshold`.
+    block of products (SPEC §5.3), whose thresholds come from :func:`lam_ref.geometry.filter_threshold`.
 
     ``backend``: ``"auto"`` (C when built), ``"c"`` (``lam_ref/_filter.c``: one OR-reduced
     comparison pass, then the rows that hold a pair again from cache, on two threads for a large

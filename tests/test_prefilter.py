@@ -1,4 +1,4 @@
-"""The float32 filter's scan (SPEC §2, §5.1; :func:`lam_ref.prefilter.filter_pairs`): the compiled
+"""The float32 filter's scan (SPEC §5.3; claim DEF1; :func:`lam_ref.prefilter.filter_pairs`): the compiled
 twin (``lam_ref/_filter.c``) and the numpy path both return exactly the definition's pairs,
 ``np.nonzero(g >= thr[:, None])`` in row-major order, on one thread or two; hand-edited C variants
 that get a tie, a boundary or the order wrong are caught."""
@@ -60,19 +60,21 @@ def _check(scan, g, thr, label):
         f"{list(zip(want_r.tolist(), want_c.tolist()))[:8]} for g shape {g.shape}"
 
 
+@pytest.mark.claim("DEF1")
 @each_backend
 @given(blocks())
 def test_filter_pairs_equals_the_definition(backend, block):
-    """SPEC §2: the filter keeps exactly the pairs with ``g >= thr`` (inclusive: a product equal to
+    """Claim DEF1 (exhaustive mode is the definition only if its filter drops no pair), SPEC §5.3: the filter keeps exactly the pairs with ``g >= thr`` (inclusive: a product equal to
     its threshold is a candidate), rows ascending, columns ascending within a row."""
     g, thr = block
     _check(lambda a, b: filter_pairs(a, b, backend=backend), g, thr, backend)
 
 
+@pytest.mark.claim("DEF1")
 @pytest.mark.skipif("c" not in FILTER_BACKENDS, reason="the C extension lam_ref._filter is not built")
 @given(blocks(max_rows=12), st.sampled_from([1, 2]))
 def test_c_scan_threads_give_the_same_pairs(block, threads):
-    """The compiled scan on one thread and on two (the rows split in halves, the second half's pairs
+    """Claim DEF1, SPEC §5.3: the compiled scan on one thread and on two (the rows split in halves, the second half's pairs
     after the first's) returns the definition's pairs in its order."""
     g, thr = block
     _check(lambda a, b: _raw(prefilter._cfilter, a, b, threads), g, thr, f"threads={threads}")
@@ -101,9 +103,10 @@ def test_large_block_with_real_thresholds(backend):
     _check(lambda a, t: filter_pairs(a, t, backend=backend), g, thr, backend)
 
 
+@pytest.mark.claim("DEF1")
 @given(blocks())
 def test_numpy_scans_both_ways(block):
-    """The numpy path scans hot rows one by one when few (≤ ``_ROW_SCAN``), with one 2-D ``nonzero``
+    """Claim DEF1, SPEC §5.3: the numpy path scans hot rows one by one when few (≤ ``_ROW_SCAN``), with one 2-D ``nonzero``
     when many: both are the definition, ties included."""
     g, thr = block
     saved = prefilter._ROW_SCAN
