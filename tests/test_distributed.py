@@ -21,6 +21,7 @@ distributed = pytest.importorskip("distributed")
 from lam_ref.cli import main  # noqa: E402
 from lam_ref.demo import shared_data_dir  # noqa: E402
 from lam_ref.distributed import ShardError, corpus_greedy, resolve_edges, write_shards  # noqa: E402
+from lam_ref.distributed.cluster import ClusterSpec, wait_with_progress  # noqa: E402
 from lam_ref.distributed.trajectories import digests_from_report, input_files  # noqa: E402
 from lam_ref.geometry import delta_sq, sq_dist  # noqa: E402
 from lam_ref.substitution import oracle, substitute  # noqa: E402
@@ -371,12 +372,14 @@ def test_scheduler_address_runs_on_that_cluster(tmp_path, capsys, monkeypatch):
     assert _run(capsys, "compact", str(d), "--encoder", "hash", "--json", str(ser), "--no-progress")[0] == 0
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
                                                         os.environ.get("PYTHONPATH", "")])}
-    child = subprocess.Popen([sys.executable, "-c", _CLUSTER_CHILD], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    log = tmp_path / "cluster.log"  # a file, not a pipe nobody reads: the child can never block on it
+    with log.open("w") as err_file:
+        child = subprocess.Popen([sys.executable, "-c", _CLUSTER_CHILD], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=err_file, text=True, env=env)
     try:
         address = child.stdout.readline().strip()
         assert address.startswith("tcp://127.0.0.1:"), \
-            f"the child cluster did not start: {address!r} {child.stderr.read() if child.poll() is not None else ''}"
+            f"the child cluster did not start: {address!r} {log.read_text() if child.poll() is not None else ''}"
         rc, out, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--json", str(par),
                             "--scheduler", address, "--no-progress")
         assert rc == 0, err
@@ -391,6 +394,61 @@ def test_scheduler_address_runs_on_that_cluster(tmp_path, capsys, monkeypatch):
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _corpus_greedy_waiting(ours, tmp_path):
+    e = _clustered(11, 120, 8, 12, 0.1, copies=10)
+    res = corpus_greedy(ours, write_shards(e, tmp_path, 50), 0.95, tile=40)
+    ref = substitute(e, 0.95, exhaustive=True)
+    _same(res, ref, "corpus greedy on its own client")
+
+
+def _futures_waiting(ours, spec, show):
+    futs = ours.map(_square, range(5), pure=False)
+    got = sorted(r for _, r in wait_with_progress(ours, futs, spec, show=show, desc="squares"))
+    assert got == [x * x for x in range(5)], f"the results of the client's own futures: {got}"
+
+
+@pytest.mark.parametrize("case", ["local-bar", "scheduler-progress", "corpus-greedy"])
+def test_waiting_follows_the_given_client_not_the_current_one(tmp_path, case):
+    """The futures of the client lam_ref was given are tracked on that client's loop and scheduler,
+    not on the process's current client (a caller's own ``with Client(...)``: a notebook, a
+    fixture). That client's event loop is held busy here: waiting through it would never end (a CI
+    run hung for 15 minutes this way, with this module's fixture client current)."""
+    import threading
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
+                                  protocol="tcp", host="127.0.0.1") as theirs_c, distributed.Client(theirs_c) as theirs, \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
+                                     protocol="tcp", host="127.0.0.1") as ours_c, \
+            distributed.Client(ours_c, set_as_default=False) as ours:
+        assert distributed.client.default_client() is theirs, "the caller's client is the current one"
+        assert theirs.loop is not ours.loop, "the two clients run on two event loops"
+        spec = ClusterSpec(scheduler=ours.scheduler.address) if case == "scheduler-progress" else ClusterSpec(1)
+        gate, errors = threading.Event(), []
+
+        def wait_for_ours():
+            try:
+                if case == "corpus-greedy":
+                    _corpus_greedy_waiting(ours, tmp_path)
+                else:
+                    _futures_waiting(ours, spec, show=True)
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+
+        theirs.loop.add_callback(gate.wait, 120)  # the caller's loop is busy for the whole wait
+        try:
+            waiter = threading.Thread(target=wait_for_ours, daemon=True)
+            waiter.start()
+            waiter.join(60)
+            assert not waiter.is_alive(), "waiting on our client's futures went through the current client's (busy) loop"
+        finally:
+            gate.set()
+        assert not errors, f"the wait failed: {errors[0]!r}"
 
 
 @pytest.mark.usefixtures("inproc")

@@ -177,7 +177,8 @@ def codec_encode(x: Any, eb: float) -> bytes:
     bad = np.nonzero(~np.isfinite(arr))[0]
     if bad.size:
         raise ValueError(f"x[{int(bad[0])}] is not finite")
-    q = np.rint(arr.astype(np.float64) / (2.0 * float(eb)))
+    with np.errstate(over="ignore"):  # an overflow gives inf, refused on the next line
+        q = np.rint(arr.astype(np.float64) / (2.0 * float(eb)))
     if q.size and float(np.max(np.abs(q))) >= 2.0**62:
         raise ValueError(f"eb = {eb!r} is too small for values of this size")
     if q.size and float(np.max(np.abs(q))) * 2.0 * float(eb) > float(np.finfo(np.float32).max):

@@ -97,13 +97,18 @@ def wait_with_progress(client: Any, futures: list[Any], spec: ClusterSpec, *, sh
                        raise_errors: bool = True) -> Iterable[Any]:
     """Yield ``(future, result)`` as tasks finish: a tqdm bar for local runs,
     ``distributed.progress`` for a cluster (printed once the futures are submitted). With
-    ``raise_errors=False`` a failed task yields ``(future, exception)``."""
+    ``raise_errors=False`` a failed task yields ``(future, exception)``.
+
+    Both follow ``client``, never the process's default client: ``as_completed`` and ``progress``
+    otherwise track the futures on the *current* client's event loop and scheduler, and a caller
+    with a client of their own open (a notebook, a test fixture) would wait on the wrong loop, which
+    can hang for ever (a CI run did)."""
     from distributed import as_completed
 
     if show and spec.scheduler is not None:
         from distributed import progress
 
-        progress(futures, notebook=False, multi=False)
+        progress(futures, notebook=False, multi=False, scheduler=client.scheduler.address)
         show = False
     bar = None
     if show:
@@ -111,7 +116,7 @@ def wait_with_progress(client: Any, futures: list[Any], spec: ClusterSpec, *, sh
 
         bar = tqdm(total=len(futures), desc=desc, unit="task", file=sys.stderr, leave=False)
     try:
-        for fut, res in as_completed(futures, with_results=True, raise_errors=raise_errors):
+        for fut, res in as_completed(futures, loop=client.loop, with_results=True, raise_errors=raise_errors):
             if bar is not None:
                 bar.update(1)
             yield fut, res

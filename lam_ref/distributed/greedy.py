@@ -425,7 +425,8 @@ def corpus_greedy(
     settings = settings if settings is not None else BandSettings()
     d2 = delta_sq(t)
     start = time.perf_counter()
-    wait = progress or (lambda futs, desc: as_completed(futs, with_results=True))
+    # the futures are tracked on this client's loop, never the default client's (see wait_with_progress)
+    wait = progress or (lambda futs, desc: as_completed(futs, loop=client.loop, with_results=True))
     n = shards.n
     rep = fold_identical(client, shards, tile)
     unique = np.flatnonzero(rep == np.arange(n))
