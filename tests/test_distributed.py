@@ -407,6 +407,26 @@ def _corpus_greedy_waiting(ours, tmp_path):
     _same(res, ref, "corpus greedy on its own client")
 
 
+def test_the_command_client_leaves_the_current_client_current():
+    """``cluster_client`` (every ``--workers``/``--scheduler`` command) does not make its client the
+    process's default: a caller's own client stays the one their ``dask.compute`` calls use."""
+    from lam_ref.distributed.cluster import cluster_client
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as theirs_c:
+        theirs = distributed.Client(theirs_c)  # the default client, as a notebook's `client = Client()` is
+        token = distributed.client._current_client.set(None)  # this module's fixture client steps aside
+        try:
+            assert distributed.client.default_client() is theirs, "the caller's client is the default"
+            with cluster_client(ClusterSpec(1, processes=False), quiet=True) as ours:
+                assert ours is not theirs, "the command has a client of its own"
+                assert distributed.client.default_client() is theirs, \
+                    f"the caller's client must stay the default while the command runs, got {distributed.client.default_client()}"
+            assert distributed.client.default_client() is theirs, "and after it"
+        finally:
+            distributed.client._current_client.reset(token)
+            theirs.close()
+
+
 def _futures_waiting(ours, spec, show):
     futs = ours.map(_square, range(5), pure=False)
     got = sorted(r for _, r in wait_with_progress(ours, futs, spec, show=show, desc="squares"))

@@ -64,7 +64,8 @@ def validate_cluster_args(workers: Any, scheduler: Any) -> tuple[int | None, str
 @contextlib.contextmanager
 def cluster_client(spec: ClusterSpec, *, quiet: bool = False) -> Iterator[Any]:
     """A connected ``distributed.Client``; a ``LocalCluster`` of ``spec.workers`` single-threaded
-    workers when no scheduler is given. The dashboard address is printed on stderr.
+    workers when no scheduler is given. The dashboard address is printed on stderr. The client is
+    not made the process's default: a caller's own client stays current for their ``dask.compute``.
 
     Raises:
         LamValueError: the scheduler cannot be reached within ``spec.connect_timeout`` seconds.
@@ -74,14 +75,14 @@ def cluster_client(spec: ClusterSpec, *, quiet: bool = False) -> Iterator[Any]:
     cluster = None
     if spec.scheduler is not None:
         try:
-            client = Client(spec.scheduler, timeout=f"{spec.connect_timeout}s")
+            client = Client(spec.scheduler, timeout=f"{spec.connect_timeout}s", set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise LamValueError(f"--scheduler {spec.scheduler!r} cannot be reached: {type(exc).__name__}: "
                                 f"{str(exc).splitlines()[0] if str(exc) else 'timed out'}") from None
     else:
         cluster = LocalCluster(n_workers=spec.workers, threads_per_worker=1, processes=spec.processes,
                                dashboard_address=":0", silence_logs=logging.CRITICAL)
-        client = Client(cluster)
+        client = Client(cluster, set_as_default=False)
     try:
         if not quiet:
             link = client.dashboard_link if cluster is not None or spec.scheduler else None
