@@ -24,7 +24,8 @@ __all__ = ["FILTER_BACKENDS", "filter_pairs"]
 #: The backends of :func:`filter_pairs` in this install: ``"c"`` (``lam_ref._filter``) when built.
 FILTER_BACKENDS: tuple[str, ...] = ("c", "numpy") if _cfilter is not None else ("numpy",)
 # A block's scan runs on two threads when the products are at least this many and two CPUs are
-# ours, unless the user limited the BLAS/OpenMP threads to one (the pass is memory-bound).
+# ours, unless the user limited the BLAS/OpenMP threads to one, by the environment at import or
+# by threadpoolctl at the time of the scan (the pass is memory-bound).
 _SCAN_THREADS_MIN = 1 << 20
 _ROW_SCAN = 128
 
@@ -39,6 +40,30 @@ def _scan_threads() -> int:
 
 
 _THREADS = _scan_threads()
+_BLAS: list | None = None  # threadpoolctl's controllers of the loaded BLAS libraries, found once
+
+
+def _blas_limited() -> bool:
+    """Whether a BLAS library runs on one thread now: a ``threadpoolctl.threadpool_limits(1)`` set
+    after import (an operator running processes side by side) holds for the scan too. Each call
+    asks the libraries themselves (a few microseconds), so a limit lifted later is seen as well."""
+    global _BLAS
+    if _BLAS is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+        except Exception:  # noqa: BLE001 - no threadpoolctl answer: the environment rule alone
+            _BLAS = []
+    return any(c.num_threads == 1 for c in _BLAS)
+
+
+def _threads_for(products: int) -> int:
+    """The scan's thread count for a block of ``products``: ``_THREADS`` for a large block unless
+    the BLAS is limited to one thread at this moment, else one."""
+    if products < _SCAN_THREADS_MIN or _THREADS < 2:
+        return 1
+    return 1 if _blas_limited() else _THREADS
 
 
 def filter_pairs(g: np.ndarray, thr: np.ndarray, *, backend: str = "auto") -> tuple[np.ndarray, np.ndarray]:
@@ -73,7 +98,7 @@ def filter_pairs(g: np.ndarray, thr: np.ndarray, *, backend: str = "auto") -> tu
         raise LamValueError(f"filter_pairs needs float32 g (rows, cols) and thr (rows,), got g {g.dtype} {g.shape}, "
                             f"thr {thr.dtype} {thr.shape}")
     if _cfilter is not None and backend != "numpy":
-        threads = _THREADS if g.size >= _SCAN_THREADS_MIN else 1
+        threads = _threads_for(g.size)
         r, c = _cfilter.scan(np.ascontiguousarray(g), g.shape[0], g.shape[1], np.ascontiguousarray(thr), threads)
         return np.frombuffer(r, dtype=np.int64), np.frombuffer(c, dtype=np.int64)
     hot = np.flatnonzero(g.max(axis=1) >= thr) if g.shape[1] else np.zeros(0, np.int64)

@@ -137,6 +137,7 @@ def test_two_threads_only_for_a_large_block_and_numpy_means_numpy(monkeypatch):
     rec = _Recorder(prefilter._cfilter)
     monkeypatch.setattr(prefilter, "_cfilter", rec)
     monkeypatch.setattr(prefilter, "_THREADS", 2)
+    monkeypatch.setattr(prefilter, "_blas_limited", lambda: False)  # the BLAS rule has its own test
     small = np.zeros((2, 3), dtype=np.float32)
     edge = np.zeros((1, prefilter._SCAN_THREADS_MIN), dtype=np.float32)
     below = np.zeros((1, prefilter._SCAN_THREADS_MIN - 1), dtype=np.float32)
@@ -159,6 +160,29 @@ def test_scan_threads_rule(monkeypatch, env, cpus, want):
         monkeypatch.setenv(k, v)
     monkeypatch.setattr(prefilter.os, "sched_getaffinity", lambda _pid: set(range(cpus)))
     assert prefilter._scan_threads() == want, (env, cpus)
+
+
+@pytest.mark.skipif("c" not in FILTER_BACKENDS, reason="the C extension lam_ref._filter is not built")
+def test_a_threadpoolctl_limit_set_after_import_holds_for_the_scan(monkeypatch):
+    """``threadpool_limits(1)`` on the BLAS, set after lam_ref was imported, makes a large block's scan
+    one thread while it holds, and two again once it is lifted (the limit is read at each scan)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    if not any(i.get("user_api") == "blas" for i in threadpool_info()):
+        pytest.skip("threadpoolctl sees no BLAS library here")
+    rec = _Recorder(prefilter._cfilter)
+    monkeypatch.setattr(prefilter, "_cfilter", rec)
+    monkeypatch.setattr(prefilter, "_THREADS", 2)
+    g = np.zeros((1, prefilter._SCAN_THREADS_MIN), dtype=np.float32)
+    thr = np.ones(1, dtype=np.float32)
+    with threadpool_limits(limits=2, user_api="blas"):
+        if not all(i["num_threads"] == 2 for i in threadpool_info() if i.get("user_api") == "blas"):
+            pytest.skip("this BLAS cannot be set to two threads here")
+        filter_pairs(g, thr)
+        with threadpool_limits(limits=1, user_api="blas"):
+            filter_pairs(g, thr)
+        filter_pairs(g, thr)
+    assert rec.threads == [2, 1, 2], f"threads per call (BLAS at 2, limited to 1, back to 2): {rec.threads}"
 
 
 def test_extension_is_built():
