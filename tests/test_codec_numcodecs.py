@@ -7,7 +7,9 @@ numpy array, into ``out=`` a numpy array and a ``bytearray``, and compares each 
 the input's dtype; ``check_config`` round-trips the configuration through JSON and the registry;
 ``check_backwards_compatibility`` decodes the committed streams under
 ``tests/fixtures/numcodecs/fixture/lam_ref.cuszp_plain`` and compares them with the committed
-arrays. The input rules these rest on (docstring of :class:`~lam_ref.codec.CuSZpPlain`): numpy
+arrays. The helpers are the installed numcodecs' (``numcodecs.tests.common``, up to 0.16) or,
+for numcodecs 0.17 and later, which no longer install them, the verbatim copy of upstream's in
+``tests/numcodecs_common.py``. The input rules these rest on (docstring of :class:`~lam_ref.codec.CuSZpPlain`): numpy
 arrays must be native float32, raw bytes come only from bytes-like objects that are not numpy
 arrays, big-endian input is refused. Precision: ``assert_array_almost_equal(decimal=d)`` allows
 ``1.5·10⁻ᵈ``, above each codec's bound ``eb`` (SPEC §9.3) on these arrays (``|x| ≤ 10``).
@@ -22,11 +24,18 @@ import numpy as np
 import pytest
 
 numcodecs = pytest.importorskip("numcodecs")
-from numcodecs.tests.common import (  # noqa: E402
-    check_backwards_compatibility,
-    check_config,
-    check_encode_decode,
-)
+from . import numcodecs_common  # noqa: E402
+
+try:  # numcodecs <= 0.16 installs its helpers; 0.17 and later do not (tests/numcodecs_common.py)
+    from numcodecs.tests import common as _installed_common  # noqa: E402
+except ImportError:
+    _installed_common = None
+
+#: The helper sets run here: upstream's verbatim copy always (so it cannot rot on a numcodecs
+#: that still ships its own), the installed numcodecs' own where it has them.
+HELPERS = {"vendored": numcodecs_common}
+if _installed_common is not None:
+    HELPERS["installed"] = _installed_common
 
 from lam_ref.codec import CODEC_ID, CuSZpPlain, codec_encode  # noqa: E402
 from lam_ref.geometry import LamValueError  # noqa: E402
@@ -66,19 +75,49 @@ def _arrays() -> dict[str, np.ndarray]:
     }
 
 
+@pytest.mark.parametrize("helpers", list(HELPERS))
 @pytest.mark.parametrize("kind", list(_arrays()))
 @pytest.mark.parametrize("codec,decimal", CODECS, ids=IDS)
-def test_spec9_numcodecs_check_encode_decode(kind, codec, decimal):
+def test_spec9_numcodecs_check_encode_decode(kind, codec, decimal, helpers):
     """SPEC §9.3 through numcodecs' own harness: every encode input kind, every decode buffer kind
     and ``out=`` (numpy and bytearray) give the array back within the bound, viewed as float32."""
     arr = _arrays()[kind]
-    check_encode_decode(arr, codec, precision=decimal)
+    HELPERS[helpers].check_encode_decode(arr, codec, precision=decimal)
+
+
+class _IgnoresOut(CuSZpPlain):
+    """Wrong on purpose: decodes into a fresh array and leaves ``out=`` untouched."""
+
+    def decode(self, buf, out=None):
+        return super().decode(buf)
+
+
+class _OffByTwoBounds(CuSZpPlain):
+    """Wrong on purpose: every decoded value 2·eb off."""
+
+    def decode(self, buf, out=None):
+        dec = np.asarray(super().decode(buf)).copy()
+        dec += np.float32(2 * self.eb)
+        if out is not None:
+            np.asarray(memoryview(out).cast("B")).view(np.float32).reshape(-1)[:] = dec.reshape(-1)
+            return out
+        return dec
+
+
+@pytest.mark.parametrize("helpers", list(HELPERS))
+@pytest.mark.parametrize("wrong", [_IgnoresOut, _OffByTwoBounds], ids=["ignores-out", "2eb-off"])
+def test_the_helpers_catch_a_wrong_codec(helpers, wrong):
+    """Each helper set fails a codec that is wrong on purpose (the checks above can fail)."""
+    arr = _arrays()["1d"]
+    with pytest.raises(AssertionError):
+        HELPERS[helpers].check_encode_decode(arr, wrong(eb=0.05), precision=2)
 
 
 @pytest.mark.parametrize("codec", [c for c, _ in CODECS] + [CuSZpPlain()], ids=IDS + ["default"])
-def test_numcodecs_check_config(codec):
+@pytest.mark.parametrize("helpers", list(HELPERS))
+def test_numcodecs_check_config(codec, helpers):
     """The configuration survives JSON and the registry (numcodecs ``check_config``)."""
-    check_config(codec)
+    HELPERS[helpers].check_config(codec)
     assert numcodecs.get_codec(codec.get_config()).codec_id == CODEC_ID, "the registry must resolve our id"
 
 
@@ -87,7 +126,8 @@ def _fixture_arrays() -> list[np.ndarray]:
     return [a["1d"], a["2d_C"], a["2d_F"], a["3d_C"], a["4d_F"], a["empty_1d"]]
 
 
-def test_spec9_numcodecs_backwards_compatibility(monkeypatch):
+@pytest.mark.parametrize("helpers", list(HELPERS))
+def test_spec9_numcodecs_backwards_compatibility(monkeypatch, helpers):
     """The committed streams decode, under numcodecs' ``check_backwards_compatibility``, to the
     committed arrays within each codec's bound, and each codec's committed configuration still
     resolves to the same codec. The files must all be present first: the helper would otherwise
@@ -101,7 +141,8 @@ def test_spec9_numcodecs_backwards_compatibility(monkeypatch):
     missing = [str(p.relative_to(FIXTURES)) for p in expected if not p.is_file()]
     assert not missing, f"committed numcodecs fixtures missing: {missing}"
     monkeypatch.chdir(FIXTURES)
-    check_backwards_compatibility(CODEC_ID, arrays, [c for c, _ in CODECS], precision=[d for _, d in CODECS])
+    HELPERS[helpers].check_backwards_compatibility(CODEC_ID, arrays, [c for c, _ in CODECS],
+                                                   precision=[d for _, d in CODECS])
     # the streams are pinned too: today's encoder writes the committed bytes
     for j, (codec, _) in enumerate(CODECS):
         for i, arr in enumerate(arrays):
