@@ -360,9 +360,10 @@ with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="
 def test_scheduler_address_runs_on_that_cluster(tmp_path, capsys, monkeypatch):
     """``--scheduler tcp://...`` connects to an existing cluster and gives the serial results.
 
-    The cluster lives in a child process, as a user's does: a scheduler hosted on another event
-    loop of the test process itself can deadlock against the command's client (a CI run hung here
-    for the whole of its budget), which is not the situation the option is for."""
+    The cluster lives in a child process, as a user's does. This test hung twice on CI, once with
+    the cluster in this process and once in the child: the cause was neither, but the command's
+    wait tracking its futures on this module's fixture client, the process's current one (see
+    test_waiting_follows_the_given_client_not_the_current_one)."""
     import subprocess
     import sys
 
