@@ -48,7 +48,7 @@ def _module_level_imports(tree: ast.Module) -> set[str]:
 def test_runtime_dependencies_are_exactly_what_the_library_imports():
     """``[project] dependencies`` lists every third-party package ``lam_ref`` imports at module
     level, and nothing else (sympy and tqdm belong to the dev extra)."""
-    tomllib = pytest.importorskip("tomllib")
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")  # tomli: dev extra on 3.10
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     declared = {d.split(">")[0].split("=")[0].split("<")[0].split("[")[0].strip().lower() for d in deps}
     imported: set[str] = set()
