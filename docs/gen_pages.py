@@ -14,8 +14,9 @@ import mkdocs_gen_files
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Modules left out of the API reference: the conformance suite's pytest files (test code, shown
-#: through the conformance page) and the mutants' individual files (listed by ``mutants``).
-SKIP = (re.compile(r"^lam_ref\.conformance\.suite\.test_"), re.compile(r"^lam_ref\.conformance\.mutants\.(m|c)\d+_"))
+#: through the conformance page) and the individual mutants and controls (listed by ``witnesses.mutants``
+#: and ``witnesses.controls``).
+SKIP = (re.compile(r"^lam_ref\.conformance\.suite\.test_"), re.compile(r"^lam_ref\.conformance\.witnesses\.(mutants|controls)\.(m|c)\d+_"))
 API_INDEX = "reference/api.md"
 
 

@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-import lam_ref.conformance.mutants.m02_nearest_witness as nearest
-import lam_ref.conformance.mutants.m03_strict_less as strict
+import lam_ref.conformance.witnesses.mutants.m02_nearest_witness as nearest
+import lam_ref.conformance.witnesses.mutants.m03_strict_less as strict
 from lam_ref.conformance import CHECKS, CheckSkipped, ConformanceFailure, assert_conforms, run_checks
 from lam_ref.conformance.checks import (
     check_lines_semantics,
@@ -23,7 +23,7 @@ from lam_ref.conformance.runner import UnmatchedIdWarning
 def test_single_check_is_a_plain_function():
     """A check called directly: returns None on a conforming module, raises AssertionError naming the
     SPEC rule on a wrong one, raises CheckSkipped (with the reason) when the part is missing."""
-    import lam_ref.conformance.independent as independent
+    import lam_ref.conformance.witnesses.independent as independent
 
     assert check_substitute_exact_ties(independent) is None, "a conforming module must pass silently"
     with pytest.raises(AssertionError, match=r"expected π = \[0, 0\], got \[0, 1\]"):

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from lam_ref.conformance import CHECKS
-from lam_ref.conformance.mutants import load_mutants
+from lam_ref.conformance.witnesses.mutants import load_mutants
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "conformance.md"
 _STEP = re.compile(r"<!-- test: (file|run)([^>]*)-->\s*```[a-z]*\n(.*?)```", re.S)

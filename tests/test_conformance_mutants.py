@@ -1,6 +1,6 @@
 """Proof by mutants (docs/conformance.md, "How we know the suite works"): every deliberately wrong implementation is rejected, naming its claim.
 
-Each module of :mod:`lam_ref.conformance.mutants` implements SPEC §15 with one realistic bug and
+Each module of :mod:`lam_ref.conformance.witnesses.mutants` implements SPEC §15 with one realistic bug and
 declares ``VIOLATES``. The checks run in-process on every mutant with reduced example counts
 (``scale``): the checks that name the mutant in ``shown_to_fail_on`` and those of the claim it
 violates, or all for a mutant no check names (heavy checks only where they name it); a mutant is *killed* when at least one check fails and a failed
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from lam_ref.conformance import CHECKS, run_checks
-from lam_ref.conformance.mutants import load_mutants, mutant_names
+from lam_ref.conformance.witnesses.mutants import load_mutants, mutant_names
 
 MUTANTS = load_mutants()
 SCALE = 0.1  # 1/10 of the default example counts: every kill is found well within this budget
@@ -132,8 +132,8 @@ def test_every_check_kills_some_mutant():
 # -------------------------------------------------------------------------------------------
 import os  # noqa: E402
 
-from lam_ref.conformance.mutants import _table  # noqa: E402
-from lam_ref.conformance.mutants.controls import load_controls  # noqa: E402
+from lam_ref.conformance.witnesses.controls import load_controls  # noqa: E402
+from lam_ref.conformance.witnesses.mutants import _table  # noqa: E402
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE", "ci") == "thorough"
 RECORDED = [m for m in MUTANTS if hasattr(m, "CAUGHT_BY")]
@@ -183,7 +183,7 @@ def test_skeleton2_passes_every_check(impl):
 def test_independent2_passes_every_check():
     """The second implementation written from the docs alone (issue 21 §5) passes every check of the
     profiles it claims (no false alarm)."""
-    from lam_ref.conformance import independent2
+    from lam_ref.conformance.witnesses import independent2
 
     failed = [r for r in run_checks(independent2, scale=SCALE) if r.outcome == "failed"]
     assert not failed, f"independent2: {[(r.id, (r.message or '')[:200]) for r in failed]}"
@@ -217,5 +217,5 @@ def test_mutant_page_equals_the_registry():
 
     page = Path(__file__).resolve().parents[1] / _table.PAGE
     assert page.read_text() == _table.render(), (
-        f"{_table.PAGE} is stale: run python -m lam_ref.conformance.mutants._table --write {_table.PAGE}"
+        f"{_table.PAGE} is stale: run python -m lam_ref.conformance.witnesses.mutants._table --write {_table.PAGE}"
     )

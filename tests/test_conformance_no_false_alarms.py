@@ -1,6 +1,6 @@
 """No false alarms (docs/conformance.md, "How we know the suite works"): correct implementations pass the whole suite.
 
-* an independently written implementation (:mod:`lam_ref.conformance.independent`, no lam_ref
+* an independently written implementation (:mod:`lam_ref.conformance.witnesses.independent`, no lam_ref
   code, Gram-form distances, its own L0 stubs and codec format);
 * lam_ref's exhaustive mode (``COMPLETE = True``) and banded mode (``COMPLETE = False``);
 * the correct skeleton the mutants are built on.
@@ -13,24 +13,24 @@ import inspect
 
 import pytest
 
-import lam_ref.conformance.independent as independent
+import lam_ref.conformance.witnesses.independent as independent
 from lam_ref.conformance import CHECKS, DEFAULT_IMPL, run_checks
 
 CORRECT = [
-    "lam_ref.conformance.independent",
+    "lam_ref.conformance.witnesses.independent",
     "lam_ref.conformance.adapter",
     "lam_ref.conformance.adapter_banded",
-    "lam_ref.conformance.mutants.reference",
+    "lam_ref.conformance.witnesses.mutants.reference",
 ]
 
 
 #: What each correct implementation claims (SPEC §15.4), stated here rather than read from it.
 CLAIMS = {
-    "lam_ref.conformance.independent": {"core", "online", "l0", "codec-bound"},
+    "lam_ref.conformance.witnesses.independent": {"core", "online", "l0", "codec-bound"},
     "lam_ref.conformance.adapter": {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2",
                                    "session-v1"},
     "lam_ref.conformance.adapter_banded": {"core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1"},
-    "lam_ref.conformance.mutants.reference": {"core", "online", "l0", "codec-bound"},  # default set: no PROFILES
+    "lam_ref.conformance.witnesses.mutants.reference": {"core", "online", "l0", "codec-bound"},  # default set: no PROFILES
 }
 
 

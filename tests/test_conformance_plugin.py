@@ -98,7 +98,7 @@ def test_skips_and_xfails_files_and_declared_expected_failures(tmp_path):
     """docs/conformance.md §5 and scikit-learn's expected failures: prefixes from files and EXPECTED_FAILURES mark
     tests skipped / xfailed / xpassed with their reasons; an id matching nothing is warned about."""
     (tmp_path / "strict.py").write_text(textwrap.dedent('''
-        from lam_ref.conformance.mutants.m03_strict_less import *  # noqa: F403
+        from lam_ref.conformance.witnesses.mutants.m03_strict_less import *  # noqa: F403
         EXPECTED_FAILURES = {"substitute.exact_ties": "our kernel compares with <"}
     '''))
     (tmp_path / "skips.txt").write_text("# skipped for now\ncodec.  # the codec is not ported yet\n")
@@ -123,7 +123,7 @@ def test_skips_and_xfails_files_and_declared_expected_failures(tmp_path):
 
 def test_failure_report_carries_claim_and_minimal_counterexample(tmp_path):
     """docs/conformance.md §4: a failing property test reports its claim and Hypothesis' minimal counterexample."""
-    res = _pytest(tmp_path, "--lam-impl=lam_ref.conformance.mutants.m02_nearest_witness", "--lam-report=rep.json",
+    res = _pytest(tmp_path, "--lam-impl=lam_ref.conformance.witnesses.mutants.m02_nearest_witness", "--lam-report=rep.json",
                   "-k", "equals_oracle")
     assert res.returncode == 1, f"the nearest-witness mutant must fail:\n{res.stdout[-2000:]}"
     assert "Failing test case" in res.stdout or "Falsifying example" in res.stdout, (
@@ -142,7 +142,7 @@ def test_failure_report_carries_claim_and_minimal_counterexample(tmp_path):
 
 def test_env_var_and_unknown_implementation(tmp_path):
     """``LAM_IMPL`` selects the implementation; an unimportable one stops the run with a clear error."""
-    res = _pytest(tmp_path, "-k", "exact_ties", LAM_IMPL="lam_ref.conformance.mutants.m03_strict_less")
+    res = _pytest(tmp_path, "-k", "exact_ties", LAM_IMPL="lam_ref.conformance.witnesses.mutants.m03_strict_less")
     assert res.returncode == 1 and "m03_strict_less" in res.stdout, f"LAM_IMPL was ignored:\n{res.stdout[-1500:]}"
     res = _pytest(tmp_path, "--lam-impl=no_such_pkg.impl")
     out = res.stdout + res.stderr
@@ -199,7 +199,7 @@ def test_runs_from_an_installed_wheel_outside_the_checkout(tmp_path):
                 "--lam-impl=lam_ref.conformance.adapter", "-k", "exact_ties or contract", "--lam-report=r.json"], work, **env)
     assert res.returncode == 0 and "2 passed" in res.stdout, f"installed suite failed:\n{res.stdout[-2000:]}"
     assert _report(work / "r.json")["suite"]["commit"] is None, "an installed suite is outside any git checkout"
-    cli = _run([sys.executable, "-m", "lam_ref.cli", "conform", "--impl", "lam_ref.conformance.independent", "-k", "boundary"], work, **env)
+    cli = _run([sys.executable, "-m", "lam_ref.cli", "conform", "--impl", "lam_ref.conformance.witnesses.independent", "-k", "boundary"], work, **env)
     assert cli.returncode == 0 and "1 passed" in cli.stdout, f"lam-ref conform from the wheel failed:\n{cli.stdout[-2000:]}"
     assert str(site) in cli.stdout, f"the run must show the installed suite's path:\n{cli.stdout[:1500]}"
 

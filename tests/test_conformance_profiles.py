@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-import lam_ref.conformance.independent as independent
+import lam_ref.conformance.witnesses.independent as independent
 from lam_ref.conformance import CHECKS, load_implementation, run_checks
 from lam_ref.conformance.profiles import PROFILES, default_profiles, profile_verdicts, validate_profiles
 from lam_ref.conformance.report import validate_report
@@ -32,7 +32,7 @@ def test_default_profiles_follow_the_parts():
     got = default_profiles({"substitute": True, "online": True, "lines": True, "codec": True, "session": True})
     assert got == {"core", "online", "l0", "codec-bound"}, f"default set {sorted(got)}"
     assert default_profiles({"substitute": True}) == {"core"}, "a substitute-only module gets core"
-    impl = load_implementation("lam_ref.conformance.mutants.reference")
+    impl = load_implementation("lam_ref.conformance.witnesses.mutants.reference")
     assert impl.profiles == {"core", "online", "l0", "codec-bound"} and not impl.profiles_declared, impl.describe()
 
 
@@ -101,5 +101,5 @@ def test_lam_ref_and_the_independent_implementation_declare_their_profiles():
     """issue 21 §2: lam_ref's adapter claims all seven; the independent implementation claims what it
     implements (its own stubs and codec format: not l0-stubs / codec-v1)."""
     assert load_implementation("lam_ref.conformance.adapter").profiles == set(NAMES)
-    ind = load_implementation("lam_ref.conformance.independent")
+    ind = load_implementation("lam_ref.conformance.witnesses.independent")
     assert ind.profiles == {"core", "online", "l0", "codec-bound"} and ind.profiles_declared, ind.describe()

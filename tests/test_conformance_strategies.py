@@ -117,7 +117,7 @@ def test_a_mutants_counterexample_is_minimal_in_values():
 
     from lam_ref.conformance.checks import check_substitute_sound
     from lam_ref.conformance.harness import Context
-    from lam_ref.conformance.mutants import m01_union_find
+    from lam_ref.conformance.witnesses.mutants import m01_union_find
 
     ctx = Context()
     with pytest.raises(AssertionError):

@@ -17,7 +17,7 @@ from pathlib import Path
 from lam_ref.conformance.report import validate_report
 
 HANG = """
-import lam_ref.conformance.independent as _i
+import lam_ref.conformance.witnesses.independent as _i
 COMPLETE = True
 def substitute(e, t):
     while True:  # a busy loop that never returns
@@ -107,7 +107,7 @@ def test_empty_or_missing_impl_is_one_line_exit_2(tmp_path):
 
 def test_unknown_profile_is_one_line_exit_2(tmp_path):
     """issue 21 'Bad input': an unknown profile: one line naming it, exit 2."""
-    (tmp_path / "claims.py").write_text("from lam_ref.conformance.independent import substitute\nPROFILES = {'core', 'codec-v9'}\n")
+    (tmp_path / "claims.py").write_text("from lam_ref.conformance.witnesses.independent import substitute\nPROFILES = {'core', 'codec-v9'}\n")
     res = _conform(tmp_path, "--impl", "claims")
     lines = [line for line in (res.stdout + res.stderr).splitlines() if line.strip()]
     assert res.returncode == 2 and len(lines) == 1 and "codec-v9" in lines[0], (res.returncode, lines)

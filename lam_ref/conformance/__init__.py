@@ -16,8 +16,8 @@ verdict per profile. The checks are registered by the ``@check`` decorator and l
 :mod:`lam_ref.conformance.registry`. lam_ref checks itself through
 :mod:`lam_ref.conformance.adapter` (exhaustive, ``COMPLETE = True``) and
 :mod:`lam_ref.conformance.adapter_banded` (``COMPLETE = False``); the suite's own power is shown
-by the deliberately wrong implementations in :mod:`lam_ref.conformance.mutants` and its freedom
-from false alarms by :mod:`lam_ref.conformance.independent`.
+by the deliberately wrong implementations in :mod:`lam_ref.conformance.witnesses.mutants` and its freedom
+from false alarms by :mod:`lam_ref.conformance.witnesses.independent`.
 """
 
 from . import checks

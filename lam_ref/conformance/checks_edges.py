@@ -19,7 +19,7 @@ Expected answers come from how the data is built (copies, duplicates, far-apart 
 oracle (:func:`lam_ref.substitution.oracle`), from the L0 model
 (:func:`lam_ref.text.lines.reference_tokens`) or from the normative v1 byte format written out
 here and on docs/codec.md — never from the implementation under test. Each check names the
-mutants (``lam_ref/conformance/mutants/m22``–``m45``) it is shown to reject.
+mutants (``lam_ref/conformance/witnesses/mutants/m22``–``m45``) it is shown to reject.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Checks for the bug classes the mutants m46 onwards still got through (issue 21 §5, phase 3).
 
 After the edge checks (:mod:`lam_ref.conformance.checks_edges`) and the test vectors were merged,
-the mutants of :mod:`lam_ref.conformance.mutants` m46 onwards were run again; each check here
+the mutants of :mod:`lam_ref.conformance.witnesses.mutants` m46 onwards were run again; each check here
 closes one class that was still missed, generally rather than for one mutant:
 
 * ``substitute.signed_zeros`` — ``-0.0`` and ``+0.0`` are the same value (SPEC §2.1: ``sq`` is
@@ -24,7 +24,7 @@ closes one class that was still missed, generally rather than for one mutant:
 Expected answers come from the construction or from lam_ref's oracle (:func:`lam_ref.substitution.oracle`)
 and L0 model (:func:`lam_ref.text.lines.reference_tokens`), never from the implementation under test.
 Every check here passes on lam_ref's adapters, on both independent implementations and on every
-control of :mod:`lam_ref.conformance.mutants.controls` (``tests/test_conformance_mutants.py``).
+control of :mod:`lam_ref.conformance.witnesses.controls` (``tests/test_conformance_mutants.py``).
 """
 
 from __future__ import annotations

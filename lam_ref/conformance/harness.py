@@ -157,7 +157,7 @@ class Check:
     title: str
     func: Callable[..., None] = field(repr=False, compare=False)
     complete_only: bool = False
-    #: The deliberately wrong implementations (:mod:`lam_ref.conformance.mutants`) this check
+    #: The deliberately wrong implementations (:mod:`lam_ref.conformance.witnesses.mutants`) this check
     #: is shown to reject (metadata as data; ``tests/test_conformance_mutants.py`` holds it true).
     shown_to_fail_on: tuple[str, ...] = ()
     #: The profiles (:data:`lam_ref.conformance.profiles.PROFILES`) whose MUST rules this check tests.
