@@ -1,6 +1,6 @@
-"""Encoder backends side by side (SPEC §4.5; issue 26 §2): windows/s of ``torch``, ``onnx``,
-``openvino`` and ``openvino-bf16`` (those installed) on real windows, in one process. Not a test: it
-reports.
+"""Encoder backends side by side (SPEC §4.5; issue 26 §2): windows/s of every registered backend
+(:data:`lam_ref.text.backends.BACKENDS`: ``torch``, ``onnx``, ``openvino``, ``openvino-bf16``; those
+installed) on real windows, in one process. Not a test: it reports.
 
 The windows are those ``lam-ref compact`` encodes: every observation of the shared SWE-agent
 trajectories (read in place), cut into 512-token cl100k windows ending at the encoder's horizon
@@ -47,8 +47,9 @@ from _timing import best_of  # noqa: E402
 
 from lam_ref.costmodel import MINILM_L6, encoder_matmul_flops
 from lam_ref.geometry import LamValueError
+from lam_ref.text.backends import BACKENDS, DEFAULT_BACKEND, get_backend, require_backend
 from lam_ref.text.chunking import chunk_records, get_tokenizer
-from lam_ref.text.encoders import BACKENDS, DEFAULT_BATCH_SIZE, get_encoder, require_backend
+from lam_ref.text.encoders import DEFAULT_BATCH_SIZE, get_encoder
 from lam_ref.text.loaders import LoadFailure, iter_trajectories, shared_data_dir
 
 #: The baseline pass: the torch encoder through sentence-transformers' own batching.
@@ -114,6 +115,14 @@ def gemm_roof(rows: int = 64 * 256, repeat: int = 5) -> dict[str, Any]:
     return {"rows": rows, "flops_per_s": rates, "roof_flops_per_s": best}
 
 
+def _precision(described: dict[str, Any], backend: str) -> str:
+    """The precision a backend ran at: what its runtime reported (``inference_precision``), else
+    its record's (:attr:`lam_ref.text.backends.Backend.precision`)."""
+    spec = get_backend(backend)
+    info = described.get(spec.report_key or "") or {}
+    return str(info.get("inference_precision") or spec.precision or "float32")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", help="trajectory folder (default ../shared/data/swe-agent-trajectories)")
@@ -137,7 +146,7 @@ def main() -> int:
             require_backend(b)
             backends.append(b)
         except LamValueError as exc:
-            if b in ("torch", "onnx"):
+            if b in (DEFAULT_BACKEND, "onnx"):  # the reference, and the pair the JSON's onnx figures compare
                 raise
             print(f"skipped: {exc}", file=sys.stderr)
     encs = {b: get_encoder(args.encoder, None, b) for b in backends}
@@ -190,7 +199,7 @@ def main() -> int:
                       "per_repeat": [t / o for t, o in zip(secs["torch"], secs[b])],
                       "min_cosine_vs_torch": float(np.einsum("ij,ij->i", last["torch"].astype(np.float64),
                                                              last[b].astype(np.float64)).min()),
-                      "inference_precision": (encs[b].describe().get("openvino") or {}).get("inference_precision", "f32")}
+                      "inference_precision": _precision(encs[b].describe(), b)}
                   for b in backends if b != "torch"}
     batching = {"ratio_token_length_over_st_order": res["torch"]["windows_per_s_median"] / res[ST_ORDER]["windows_per_s_median"],
                 "ratio_per_repeat": [s0 / t for s0, t in zip(secs[ST_ORDER], secs["torch"])],

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from lam_ref.geometry import LamValueError
-from lam_ref.text.encoders import BACKENDS, get_encoder
+from lam_ref.text.backends import BACKENDS
+from lam_ref.text.encoders import get_encoder
 from lam_ref.text.loaders import shared_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,14 +154,14 @@ def test_export_is_cached_keyed_by_the_weights_and_checked(onnx_minilm, onnx_cac
     """The cache folder is named by the weights digest (SHA-256 of the model folder, as the
     determinism reports name the weights); a second load reuses it; a damaged file is refused."""
     from lam_ref.determinism.encoder import weights_identity
-    from lam_ref.text import onnx_backend
+    from lam_ref.text import onnx_export
     from lam_ref.text.encoders import minilm_path
 
     (model,) = list(onnx_cache.glob("*/*/model.onnx"))
     assert model.parent.parent.name == weights_identity(minilm_path())["weights_sha256"], model
     assert not any(p.name.startswith(".") for p in model.parent.parent.iterdir()), "no temporary folder left behind"
     st, mtime = onnx_minilm.model, model.stat().st_mtime_ns
-    path, _ = onnx_backend.exported_model(minilm_path(), None, None, "all-MiniLM-L6-v2")  # None: must not export
+    path, _ = onnx_export.exported_model(minilm_path(), None, None, "all-MiniLM-L6-v2")  # None: must not export
     assert path == model and model.stat().st_mtime_ns == mtime, "reused, not exported again"
     copy = tmp_path / "cache"
     import shutil
@@ -173,7 +174,7 @@ def test_export_is_cached_keyed_by_the_weights_and_checked(onnx_minilm, onnx_cac
     os.environ["LAM_REF_ONNX_CACHE"] = str(copy)
     try:
         with pytest.raises(LamValueError, match="does not match its LAM_ONNX.json"):
-            onnx_backend.exported_model(minilm_path(), st[0], st.tokenizer, "all-MiniLM-L6-v2")
+            onnx_export.exported_model(minilm_path(), st[0], st.tokenizer, "all-MiniLM-L6-v2")
     finally:
         os.environ["LAM_REF_ONNX_CACHE"] = str(onnx_cache)
 
@@ -181,12 +182,12 @@ def test_export_is_cached_keyed_by_the_weights_and_checked(onnx_minilm, onnx_cac
 @pytest.mark.slow
 def test_export_is_deterministic(onnx_minilm, onnx_cache: Path, tmp_path: Path):
     """A second export of the same weights with the same versions has the same bytes."""
-    from lam_ref.text import onnx_backend
+    from lam_ref.text import onnx_export
     from lam_ref.text.encoders import SentenceTransformerEncoder
 
     (model,) = list(onnx_cache.glob("*/*/model.onnx"))
     st = SentenceTransformerEncoder("all-MiniLM-L6-v2").model  # a torch copy (the cached one's transformer is ONNX)
-    onnx_backend._export(st[0].model, st.tokenizer, tmp_path)
+    onnx_export._export(st[0].model, st.tokenizer, tmp_path)
     assert hashlib.sha256((tmp_path / "model.onnx").read_bytes()).hexdigest() == \
         hashlib.sha256(model.read_bytes()).hexdigest(), "same weights and versions, same export bytes"
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from lam_ref.geometry import LamValueError
-from lam_ref.text.encoders import BACKENDS, get_encoder
+from lam_ref.text.backends import BACKENDS
+from lam_ref.text.encoders import get_encoder
 from lam_ref.text.loaders import shared_data_dir
 
 from .test_encoders_onnx import _windows, check_compact_equal_or_at_risk

@@ -61,13 +61,11 @@ def add_encoder(p: argparse.ArgumentParser, *, default: str | None = None) -> No
 
 
 def add_encoder_backend(p: argparse.ArgumentParser) -> None:
-    """``--encoder-backend {torch,onnx,openvino,openvino-bf16}``: how the model runs (SPEC §4.5; default torch)."""
-    from ..text.encoders import BACKENDS, DEFAULT_BACKEND
+    """``--encoder-backend``: how the model runs, one of the registered backends (SPEC §4.5;
+    :mod:`lam_ref.text.backends`; default torch)."""
+    from ..text.backends import BACKENDS, DEFAULT_BACKEND, cli_help
 
-    p.add_argument("--encoder-backend", choices=BACKENDS, default=DEFAULT_BACKEND,
-                   help=f"run the encoder in torch, ONNX Runtime (needs lam_ref[onnx]) or OpenVINO in float32 or "
-                        f"bfloat16 (needs lam_ref[openvino]); all but torch run on the cpu an export made once "
-                        f"from the local weights; default {DEFAULT_BACKEND}")
+    p.add_argument("--encoder-backend", choices=BACKENDS, default=DEFAULT_BACKEND, help=cli_help())
 
 
 def add_device(p: argparse.ArgumentParser) -> None:

@@ -68,10 +68,20 @@ def _torch_dtype(dtype: str) -> Any:
 
 
 def check_backend_dtype(backend: str, dtype: str) -> None:
-    """``--dtype`` is torch's: every other backend runs the export at its own precision (SPEC §4.5)."""
-    if backend != "torch" and dtype != "float32":
-        raise LamValueError(f"dtype {dtype!r}: encoder backend {backend!r} runs the export at its own precision "
-                            "(float32 for onnx and openvino, bfloat16 for openvino-bf16); use --dtype float32")
+    """``--dtype`` is the model's own precision: a backend whose record fixes its precision
+    (:attr:`lam_ref.text.backends.Backend.precision`) accepts only float32, and the error names each
+    such backend's precision (SPEC §4.5)."""
+    from ..text.backends import BACKENDS, get_backend
+
+    if get_backend(backend).precision is None or dtype == "float32":
+        return
+    fixed: dict[str, list[str]] = {}
+    for name in BACKENDS:
+        if (p := get_backend(name).precision) is not None:
+            fixed.setdefault(p, []).append(name)
+    said = ", ".join(f"{p} for {' and '.join(names)}" for p, names in fixed.items())
+    raise LamValueError(f"dtype {dtype!r}: encoder backend {backend!r} runs the export at its own precision "
+                        f"({said}); use --dtype float32")
 
 
 class _ProbeEncoder:
@@ -79,12 +89,8 @@ class _ProbeEncoder:
     ``hash*`` names: the hashing encoder)."""
 
     def __init__(self, name: str, dtype: str, device: str, backend: str = "torch") -> None:
-        from ..text.encoders import (
-            HashingEncoder,
-            SentenceTransformerEncoder,
-            validate_backend,
-            validate_torch_device,
-        )
+        from ..text.backends import get_backend, validate_backend
+        from ..text.encoders import HashingEncoder, SentenceTransformerEncoder, validate_torch_device
 
         self.dtype, self.device_name = dtype, device
         if name.lower().startswith("hash"):
@@ -102,7 +108,7 @@ class _ProbeEncoder:
         self.enc = SentenceTransformerEncoder(name, device=device, backend=backend)
         self.enc.source = name
         self.folder = _model_folder(self.enc)
-        if backend != "torch":
+        if get_backend(backend).precision is not None:  # the backend runs at its own precision
             return
         import torch
 

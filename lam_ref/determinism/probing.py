@@ -252,7 +252,7 @@ def check_options(batch_sizes: Sequence[Any] = DEFAULT_BATCH_SIZES, thresholds: 
     """The probe's options checked and parsed, before anything loads: ``(batch sizes, thresholds,
     device, threads, layers, reference batch size)``; :class:`LamValueError` naming the first bad one
     (an encoder backend whose packages are missing included, SPEC §4.5)."""
-    from ..text.encoders import require_backend
+    from ..text.backends import require_backend
     from .encoder import check_backend_dtype
 
     check_backend_dtype(require_backend(backend), dtype)

@@ -16,18 +16,16 @@ the encoder's horizon (SPEC §3.4, :meth:`lam_ref.text.chunking.Tokenizer.seen_p
 :meth:`Encoder.token_lengths` and :meth:`Encoder.piece_spans`); the truncation rate and the tokens
 the encoder did not see are reported with every run.
 
-Backends (SPEC §4.5): ``backend="torch"`` (default) runs the model in torch; ``backend="onnx"`` runs
-its transformer through ONNX Runtime from a cached export of the same local weights
-(:mod:`lam_ref.text.onnx_backend`), on the CPU; ``openvino`` and ``openvino-bf16`` run that export
-with OpenVINO's CPU plugin in float32 or bfloat16 (:mod:`lam_ref.text.openvino_backend`).
-:meth:`Encoder.describe` names the backend.
+Backends (SPEC §4.5): ``backend="torch"`` (default) runs the model in torch; the others are the
+records of :mod:`lam_ref.text.backends` (``onnx``: ONNX Runtime; ``openvino``, ``openvino-bf16``:
+OpenVINO's CPU plugin, all from one cached export of the local weights), each attached to the loaded
+model by its ``attach``. :meth:`Encoder.describe` names the backend.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-import importlib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -38,6 +36,7 @@ import numpy as np
 import xxhash
 
 from ..geometry import LamValueError, validate_embeddings, validate_positive_int
+from .backends import DEFAULT_BACKEND, get_backend, require_backend, validate_backend
 
 # Offline by default (SPEC §4): huggingface_hub reads these when it is first imported, so they are
 # set when this module is imported, before sentence-transformers is. An explicit setting wins.
@@ -46,9 +45,7 @@ for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 __all__ = [
-    "BACKENDS",
     "BATCH_LENGTH_RATIO",
-    "DEFAULT_BACKEND",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_ENCODER",
     "Encoder",
@@ -57,26 +54,13 @@ __all__ = [
     "get_encoder",
     "minilm_path",
     "model_folder",
-    "require_backend",
     "token_length_batches",
-    "validate_backend",
 ]
 
 #: The offline default (SPEC §4).
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 #: Encoding batch size (the paper's reference batch, App. D; SPEC §3).
 DEFAULT_BATCH_SIZE = 64
-#: Encoder backends (SPEC §4.5) and the default.
-BACKENDS = ("torch", "onnx", "openvino", "openvino-bf16")
-DEFAULT_BACKEND = "torch"
-#: What ``onnx`` needs: inference (onnxruntime) and the export (onnx, onnxscript: torch.onnx's dynamo exporter).
-ONNX_PACKAGES = ("onnxruntime", "onnx", "onnxscript")
-#: What the ``openvino`` backends need: inference (openvino) and the same export.
-OPENVINO_PACKAGES = ("openvino", "onnx", "onnxscript")
-#: The backends that run an export of the weights on the CPU (every one but torch), their packages
-#: and the extra that installs them.
-EXPORT_BACKENDS = {"onnx": (ONNX_PACKAGES, "onnx"), "openvino": (OPENVINO_PACKAGES, "openvino"),
-                   "openvino-bf16": (OPENVINO_PACKAGES, "openvino")}
 
 _MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}
 _HASH_NAME = re.compile(r"hash(?:-(\d+))?")
@@ -199,27 +183,6 @@ def minilm_path() -> Path:
     return path
 
 
-def validate_backend(backend: Any) -> str:
-    """One of :data:`BACKENDS` (SPEC §4.5); anything else is a :class:`LamValueError`."""
-    if backend not in BACKENDS:
-        raise LamValueError(f"encoder backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    return str(backend)
-
-
-def require_backend(backend: Any) -> str:
-    """:func:`validate_backend`, and the packages of an export backend importable (SPEC §4.5): a
-    cheap check made before any work, one line naming the backend and the missing package."""
-    backend = validate_backend(backend)
-    pkgs, extra = EXPORT_BACKENDS.get(backend, ((), ""))
-    for pkg in pkgs:
-        try:
-            importlib.import_module(pkg)
-        except ImportError:
-            raise LamValueError(f"encoder backend {backend!r} needs the package {pkg!r}, which is not installed "
-                                f"(pip install 'lam_ref[{extra}]')") from None
-    return backend
-
-
 def model_folder(name: str) -> Path | None:
     """The local folder holding a sentence-transformers model's files: the bundled MiniLM, a
     local path, or the model's snapshot in the local Hugging Face cache (``None``: not found)."""
@@ -237,25 +200,24 @@ def model_folder(name: str) -> Path | None:
 
 
 class SentenceTransformerEncoder(Encoder):
-    """A sentence-transformers model, offline (``HF_HUB_OFFLINE=1``), by name or local path (SPEC §4);
-    ``backend="onnx"``: its transformer run by ONNX Runtime on the CPU; ``openvino`` /
-    ``openvino-bf16``: by OpenVINO's CPU plugin (SPEC §4.5)."""
+    """A sentence-transformers model, offline (``HF_HUB_OFFLINE=1``), by name or local path (SPEC §4),
+    run by ``backend`` (a name of :mod:`lam_ref.text.backends`; SPEC §4.5)."""
 
     kind = "sentence-transformers"
 
     def __init__(self, name: str = DEFAULT_ENCODER, *, device: str | None = None, backend: str = DEFAULT_BACKEND) -> None:
         if not isinstance(name, str) or not name:
             raise LamValueError(f"encoder must be a model name or path, got {name!r}")
-        self.backend = validate_backend(backend)
-        self.onnx: dict[str, Any] | None = None
-        self.openvino: dict[str, Any] | None = None
-        if self.backend in EXPORT_BACKENDS:
-            runtime = "ONNX Runtime's CPUExecutionProvider" if self.backend == "onnx" else "OpenVINO's CPU plugin"
-            if device not in (None, "cpu"):
-                raise LamValueError(f"device {device!r}: encoder backend {self.backend!r} runs on the cpu ({runtime}); "
-                                    "use --device cpu or --encoder-backend torch")
-            require_backend(self.backend)
-            device = "cpu"
+        spec = get_backend(backend)
+        self.backend = spec.name
+        #: what the backend's ``attach`` reported (``describe()[spec.report_key]``), ``None``: nothing
+        self.backend_info: dict[str, Any] | None = None
+        if spec.device is not None:
+            if device not in (None, spec.device):
+                raise LamValueError(f"device {device!r}: encoder backend {spec.name!r} runs on the {spec.device} "
+                                    f"({spec.runtime}); use --device {spec.device} or --encoder-backend {DEFAULT_BACKEND}")
+            device = spec.device
+        require_backend(spec.name)
         if name.lower() in _MINILM_ALIASES:
             source, self.name = str(minilm_path()), DEFAULT_ENCODER
         else:
@@ -286,19 +248,8 @@ class SentenceTransformerEncoder(Encoder):
         self.dim = int(getdim())
         self.max_tokens = int(self.model.max_seq_length) if self.model.max_seq_length else None
         self.device = str(self.model.device)
-        if self.backend in EXPORT_BACKENDS:
-            folder = model_folder(name)
-            if folder is None:
-                raise LamValueError(f"encoder backend {self.backend!r}: the weights of {name!r} are in no local folder, "
-                                    "so they cannot be exported offline; give a local model folder")
-            if self.backend == "onnx":
-                from . import onnx_backend
-
-                self.onnx = onnx_backend.attach(self.model, folder, self.name)
-            else:
-                from . import openvino_backend
-
-                self.openvino = openvino_backend.attach(self.model, folder, self.name, self.backend)
+        info = spec.attach(self.model, model_folder(name), self.name, spec)
+        self.backend_info = None if info is None else dict(info)
         # The model's objects (~430,000: torch, transformers) live as long as the process; frozen
         # out of the collector, the full collection of release_heap after each encoding scans only
         # what came after them (measured: 242 ms -> 0.01 ms per call, a fifth of a trajectory's
@@ -308,10 +259,9 @@ class SentenceTransformerEncoder(Encoder):
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()
-        if self.onnx is not None:
-            out["onnx"] = dict(self.onnx)
-        if self.openvino is not None:
-            out["openvino"] = dict(self.openvino)
+        key = get_backend(self.backend).report_key
+        if key is not None and self.backend_info is not None:
+            out[key] = dict(self.backend_info)
         return out
 
     reports_batches = True
@@ -446,7 +396,8 @@ def release_heap() -> None:
 def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None, backend: str = DEFAULT_BACKEND) -> Encoder:
     """An encoder by name: ``hash`` / ``hash-<dim>`` (deterministic, tests), ``all-MiniLM-L6-v2``
     (alias ``minilm``; the offline default), any other sentence-transformers name or local path;
-    ``backend`` one of :data:`BACKENDS`, default ``torch`` (SPEC §4.5; the hashing encoder has none).
+    ``backend`` one of :data:`lam_ref.text.backends.BACKENDS`, default ``torch`` (SPEC §4.5; the
+    hashing encoder has none).
 
     Cached per ``(name, device, backend)``: a model is loaded once per process.
     """

@@ -1,5 +1,6 @@
-"""The OpenVINO encoder backends (SPEC §4.5): the ONNX export of :mod:`lam_ref.text.onnx_backend`
-(the same cached file, made once from the local weights) compiled by OpenVINO's CPU plugin.
+"""The OpenVINO encoder backends (SPEC §4.5): the ONNX export of :mod:`lam_ref.text.onnx_export`
+(the same cached file ``onnx`` runs, made once from the local weights) compiled by OpenVINO's CPU
+plugin, at the precision of the backend's record (:attr:`lam_ref.text.backends.Backend.precision`).
 
 * ``openvino``: ``INFERENCE_PRECISION_HINT = f32``, float32 arithmetic as in torch and ONNX
   Runtime (another GEMM library, so another summation order: cosine to torch ≥ 1 − 1e-5).
@@ -19,16 +20,20 @@ business (docs/determinism.md, "Encoder backends").
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..geometry import LamValueError
+from .onnx_export import bert_export
 
-__all__ = ["PRECISION", "attach", "ov_transformer_class"]
+if TYPE_CHECKING:
+    from .backends import Backend
 
-#: The precision hint of each OpenVINO backend.
-PRECISION = {"openvino": "f32", "openvino-bf16": "bf16"}
+__all__ = ["HINTS", "attach", "ov_transformer_class"]
+
+#: OpenVINO's ``INFERENCE_PRECISION_HINT`` for a backend's precision.
+HINTS = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
 
 
 def ov_transformer_class() -> type:
@@ -54,18 +59,16 @@ def ov_transformer_class() -> type:
     return OvTransformer
 
 
-def attach(st_model: Any, source: Path, name: str, backend: str) -> dict[str, Any]:
+def attach(st_model: Any, source: Path | None, name: str, backend: Backend) -> dict[str, Any]:
     """Replace the transformer of ``st_model`` (a CPU SentenceTransformer) by the OpenVINO-compiled
-    export; returns what :meth:`Encoder.describe` reports under ``openvino``."""
-    from .onnx_backend import bert_export
-
-    first = st_model[0]
-    hf, path, manifest = bert_export(st_model, source, name, backend)
+    export at ``backend.precision`` (:class:`~lam_ref.text.backends.Backend`'s ``attach``); returns
+    what :meth:`Encoder.describe` reports under ``openvino``."""
+    hf, path, manifest = bert_export(st_model, source, name, backend.name)
     import openvino as ov
     import torch
 
     threads = int(torch.get_num_threads())
-    hint = PRECISION[backend]
+    hint = HINTS[backend.precision or "float32"]
     try:
         compiled = ov.Core().compile_model(str(path), "CPU", {
             "INFERENCE_PRECISION_HINT": hint, "INFERENCE_NUM_THREADS": threads,
@@ -73,9 +76,9 @@ def attach(st_model: Any, source: Path, name: str, backend: str) -> dict[str, An
         got = compiled.get_property("INFERENCE_PRECISION_HINT")
         chosen = got.to_string() if hasattr(got, "to_string") else str(got)
     except Exception as exc:  # noqa: BLE001
-        raise LamValueError(f"encoder backend {backend!r}: OpenVINO cannot compile {str(path)!r}: "
+        raise LamValueError(f"encoder backend {backend.name!r}: OpenVINO cannot compile {str(path)!r}: "
                             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    first.model = ov_transformer_class()(compiled, hf.config)
+    st_model[0].model = ov_transformer_class()(compiled, hf.config)
     return {"onnx_sha256": manifest["onnx_sha256"], "opset": manifest["opset"], "runtime": "openvino",
             "openvino": ov.__version__, "device": "CPU", "precision_hint": hint,
             "inference_precision": chosen,
