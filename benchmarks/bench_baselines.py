@@ -326,7 +326,7 @@ def crossover(main: dict, encoder_tok_s: float, window: int = 512) -> dict:
 
 def measure_encoder_rate() -> float | None:
     try:
-        from lam_ref.commands.bench import measure_encoder
+        from lam_ref.constants import measure_encoder
 
         return float(measure_encoder("all-MiniLM-L6-v2", 32, 512)["value"])
     except Exception as exc:  # the encoder extra may be absent

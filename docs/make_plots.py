@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.embeddings:
         written += merge_distance_histogram(args.embeddings, args.threshold, args.out)
     if args.compare:
-        from lam_ref.commands.compare import plot as compare_plot
+        from lam_ref.peers.compare import plot as compare_plot
 
         peers = ROOT / "docs" / "assets" / "peers"
         written += compare_plot(json.loads(args.compare.read_text())["rows"], str(peers / "compare.png"))

@@ -37,7 +37,7 @@ def test_constants_profile_roundtrip(tmp_path, capsys):
 
 @pytest.mark.skipif(SHARED is None, reason="../shared/data/swe-agent-trajectories not found (or set LAM_SHARED_DATA)")
 def test_beta_measured_on_trajectories(tmp_path):
-    from lam_ref.commands.bench import measure_beta
+    from lam_ref.constants import measure_beta
 
     m = measure_beta(SHARED)
     assert m["value"] is not None and 1.0 < m["value"] < 8.0, f"bytes per cl100k token of English/code text, got {m}"

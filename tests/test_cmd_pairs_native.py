@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lam_ref.cli import main
-from lam_ref.commands.pairs import near_pairs
+from lam_ref.pairs import near_pairs
 from lam_ref.geometry import delta_sq, sq_dist
 from lam_ref.text.loaders import load_file
 

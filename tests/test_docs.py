@@ -320,7 +320,7 @@ def test_peers_figure_labels_do_not_overprint_and_the_evidence_axis_ends_at_100(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lam_ref.commands import compare
+    from lam_ref.peers import compare
 
     rows = [{"method": m, "label": lab, "prefix_stable": m == "lam", "seeds": 1,
              "evidence": {"micro": 1.0, "removal_net": x, "removal_net_range": [x, x], "micro_range": [1.0, 1.0]}}

@@ -15,8 +15,8 @@ The rules (``docs/spec-decisions.md``, "Layering"):
   ``_``-prefixed helper of ``lam_ref/commands/`` (``_common``, ``_compact_report``, ``_dask``),
   which imports no command either, or library code.
 
-And the names moved by that layering keep working from their former home for one release, as the
-"Moved names" table of ``docs/spec-decisions.md`` lists them (the table is read here).
+And outside the package: no test but the command-line tests (``test_cmd_*``, ``test_cli_*``) and no
+benchmark imports ``lam_ref.commands`` (what they use is library code).
 """
 
 from __future__ import annotations
@@ -241,61 +241,51 @@ def test_no_command_imports_another_command():
 
 
 # ----------------------------------------------------------------------------------------------
-# moved names (docs/spec-decisions.md, "Moved names"): the table is the one list, checked here
+# tests and benchmarks use the library, not the command line (issue 36 §1)
 
-DECISIONS = ROOT / "docs" / "spec-decisions.md"
-
-
-def moved_names() -> list[tuple[str, list[str], str, str]]:
-    """The rows of the "Moved names" table: ``(former module, names, new module, kind)`` with
-    ``kind`` one of ``re-exported``, ``not re-exported``, ``removed`` (modules below ``lam_ref``;
-    for a removed alias ``new module`` is the dotted replacement)."""
-    text = DECISIONS.read_text(encoding="utf-8")
-    section = text.split("## Moved names", 1)[1].split("\n## ", 1)[0]
-    rows = []
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 3 or not cells[0].startswith("`"):
-            continue
-        old = cells[0].strip("`")
-        names = [n.strip().strip("`") for n in cells[1].split(",")]
-        new = cells[2].split("`")[1]
-        kind = "removed" if "(removed)" in cells[2] else "not re-exported" if "(not re-exported)" in cells[2] \
-            else "re-exported"
-        rows.append((old, names, new, kind))
-    return rows
+#: Test files that drive the command line and may import ``lam_ref.commands``.
+COMMAND_TESTS = ("test_cmd_", "test_cli_")
 
 
-def test_moved_names_table_is_read():
-    """The parser of the table is not vacuous: it finds the rows of each kind."""
-    rows = moved_names()
-    kinds = {k for *_, k in rows}
-    assert kinds == {"re-exported", "not re-exported", "removed"}, f"kinds found: {kinds}"
-    assert ("commands.restore", ["AUDIT_SUFFIX", "RESIDUAL_SUFFIX", "NATIVE_TAG", "audit_files", "native_file",
-                                 "native_name", "restore_one", "write_native_original"], "text.residuals",
-            "re-exported") in rows, "the first row of the table"
+def imports_of_commands(source: str) -> list[str]:
+    """The ``lam_ref.commands`` modules a Python source imports (absolute imports, as tests and
+    benchmarks write them: ``import lam_ref.commands.x``, ``from lam_ref.commands import x``,
+    ``from lam_ref import commands``), anywhere in the file."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name == COMMANDS or a.name.startswith(COMMANDS + ".")]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module == COMMANDS or node.module.startswith(COMMANDS + "."):
+                found.append(node.module)
+            elif node.module == "lam_ref" and any(a.name == "commands" for a in node.names):
+                found.append(COMMANDS)
+    return found
 
 
-def test_moved_names_keep_working_for_one_release():
-    """Every re-exported former name is the very object of its new home; the names not
-    re-exported and the removed aliases are gone from the former module (and the replacement of
-    a removed alias exists)."""
-    import importlib
+def outside_importers() -> list[tuple[str, str]]:
+    """``(file, module)`` for every file of ``tests/`` (but the command tests, :data:`COMMAND_TESTS`)
+    and ``benchmarks/`` that imports ``lam_ref.commands``."""
+    files = [p for p in (ROOT / "tests").rglob("*.py") if not p.name.startswith(COMMAND_TESTS)]
+    files += list((ROOT / "benchmarks").rglob("*.py"))
+    return sorted((str(p.relative_to(ROOT)), m) for p in files
+                  for m in imports_of_commands(p.read_text(encoding="utf-8")))
 
-    problems = []
-    for old, names, new, kind in moved_names():
-        old_mod = importlib.import_module(f"lam_ref.{old}")
-        for name in names:
-            if kind == "re-exported":
-                new_obj = getattr(importlib.import_module(f"lam_ref.{new}"), name, None)
-                if new_obj is None:
-                    problems.append(f"lam_ref.{new}.{name} (the new home of {old}.{name}) does not exist")
-                elif getattr(old_mod, name, None) is not new_obj:
-                    problems.append(f"lam_ref.{old}.{name} is not lam_ref.{new}.{name}")
-            else:
-                if hasattr(old_mod, name):
-                    problems.append(f"lam_ref.{old}.{name} still exists ({kind})")
-                mod, _, attr = (new if kind == "removed" else f"{new}.{name}").rpartition(".")
-                if not hasattr(importlib.import_module(f"lam_ref.{mod}"), attr):
-                    problems.append(f"lam_ref.{mod}.{attr} (the new home of {old}.{name}) does not exist")
-    assert not problems, "; ".join(problems)
+
+def test_import_scan_finds_planted_imports_of_the_commands():
+    """The scan is not vacuous: each way of importing the commands is found, inside a function
+    too, and library imports are not."""
+    planted = ("import lam_ref.commands.audit\nfrom lam_ref.commands.pairs import near_pairs\n"
+               "from lam_ref import commands, geometry\ndef f():\n    from lam_ref.commands import sweep\n"
+               "from lam_ref.pairs import near_pairs\nfrom . import commands\n")
+    assert sorted(imports_of_commands(planted)) == sorted(["lam_ref.commands.audit", "lam_ref.commands.pairs",
+                                                           "lam_ref.commands", "lam_ref.commands"]), \
+        "four imports of the commands planted"
+
+
+def test_tests_and_benchmarks_import_the_library_not_the_commands():
+    """Issue 36 §1: only the command tests (``test_cmd_*``, ``test_cli_*``) import ``lam_ref.commands``;
+    every other test and every benchmark imports what it tests from the library (a command only
+    parses, calls the library and prints)."""
+    bad = outside_importers()
+    assert not bad, "import the library instead: " + ", ".join(f"{f} -> {m}" for f, m in bad)

@@ -19,7 +19,7 @@ import pytest
 
 from lam_ref import metrics as M
 from lam_ref.cli import main
-from lam_ref.commands import compare as C
+from lam_ref.peers import compare as C
 from lam_ref.peers import gem as G
 from lam_ref.peers import lre as R
 from lam_ref.peers import semdedup as S
@@ -63,7 +63,10 @@ def no_encoder(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("the encoder was loaded before the arguments were checked")
 
-    monkeypatch.setattr(C, "get_encoder", boom)
+    from lam_ref.text import encoders
+
+    monkeypatch.setattr(encoders, "SentenceTransformerEncoder", boom)  # what get_encoder loads
+    monkeypatch.setattr(encoders, "HashingEncoder", boom)
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -179,19 +179,6 @@ def add_format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=FORMATS, help="trajectory loader (default: detect per file)")
 
 
-def pyplot(option: str = "--plot") -> Any:
-    """``matplotlib.pyplot`` on the non-interactive Agg backend, or a :class:`LamValueError` naming
-    ``option`` when matplotlib is not installed (it is the optional ``plots`` extra)."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise LamValueError(f"{option} needs matplotlib (pip install 'lam_ref[plots]')") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def add_progress(p: argparse.ArgumentParser) -> None:
     """``--no-progress``: no overall progress bar on stderr."""
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

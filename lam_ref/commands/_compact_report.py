@@ -11,13 +11,7 @@ from typing import Any
 
 from ..geometry import LamValueError
 from ..tables import display_ids, pct, short_id, table
-from ..text.residuals import (  # noqa: F401  (re-exported, their former home)
-    ResidualWriter,
-    result_problems,
-    safe_name,
-    written_problems,
-)
-from ._common import L0_STUB_RULES, config_line, printable, reuse_line, write_json  # noqa: F401  (L0_STUB_RULES: re-exported)
+from ._common import config_line, printable, reuse_line, write_json
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..distributed.corpus import compact_settings
 from ..distributed.files import DaskSteps, FileRun, map_files, where
 from ..distributed.files import file_run as _file_run
 from ..geometry import LamValueError
@@ -87,14 +88,6 @@ def run_compact(args: argparse.Namespace, config: Any) -> int:
     return _run_trajectories(args, config, spec)
 
 
-def _settings(args: argparse.Namespace, config: Any, scope: str) -> dict[str, Any]:
-    cfg = {k: v for k, v in config.to_json().items() if k != "delta"}  # δ follows from the threshold
-    return {"command": "compact", "scope": scope, "config": cfg, "encoder": args.encoder,
-            "device": args.device, "format": args.format, "check": bool(args.check),
-            "residuals": bool(args.residual_dir), "tile": args.tile if scope == "corpus" else None,
-            **backend_setting(args)}
-
-
 def prepare_backend(args: argparse.Namespace) -> None:
     """``--encoder-backend onnx`` on Dask: the encoder is loaded here first, so that a missing
     package or an export that cannot be made is one line and exit 2 before any task runs, and the
@@ -118,7 +111,10 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
     from ..text.residuals import ResidualWriter
     from ._compact_report import finish_run, print_summary
 
-    with file_run(args, "compact", _settings(args, config, "trajectory")) as run:
+    settings = compact_settings(config, "trajectory", encoder=args.encoder, device=args.device, fmt=args.format,
+                                check=bool(args.check), residuals=bool(args.residual_dir), tile=None,
+                                backend=args.encoder_backend)
+    with file_run(args, "compact", settings) as run:
         _hash_note(args)
         fn = functools.partial(_compact_item, fmt=args.format, encoder=args.encoder, device=args.device,
                                backend=args.encoder_backend, config=config, run_dir=run.run_dir, check=bool(args.check),
@@ -177,18 +173,6 @@ def _compact_item(index: int, path: str, tid: str, *, fmt, encoder, device, conf
     return compact_file(index, path, tid, fmt, encoder, device, config, run_dir, check, residuals, backend=backend)
 
 
-def _residual_item(index: int, path: str, tid: str, *, fmt, config, run_dir, check):
-    from ..distributed.trajectories import residual_file
-
-    return residual_file(index, path, tid, fmt, config, run_dir, check)
-
-
-def _encode_item(index: int, path: str, tid: str, *, fmt, encoder, device, config, run_dir, backend="torch"):
-    from ..distributed.trajectories import encode_file
-
-    return encode_file(index, path, tid, fmt, encoder, device, config, run_dir, backend=backend)
-
-
 def _hash_note(args: argparse.Namespace) -> None:
     from ._compact_report import hashing_note
 
@@ -197,58 +181,19 @@ def _hash_note(args: argparse.Namespace) -> None:
 
 
 def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
-    from ..bands import BandSettings
-    from ..distributed.cluster import cluster_client, wait_with_progress
-    from ..distributed.greedy import corpus_greedy
-    from ..distributed.shards import ShardError, ShardSet
-    from ..geometry import validate_positive_int
+    """``--scope corpus``: :func:`lam_ref.distributed.corpus.compact_corpus`, its table and report."""
+    from ..distributed.corpus import compact_corpus
 
-    if args.both_orders or config.layers[0] != "l1":
-        raise LamValueError(f"--scope corpus runs L1 over the original windows; --layers must start with l1 and "
-                            f"--both-orders is not available (got --layers {','.join(config.layers)})")
-    tile = validate_positive_int(args.tile, "--tile")
-
-    def reuse(rec: dict[str, Any]) -> bool:  # a finished file whose shard fails its checksum is recomputed
-        try:
-            ShardSet.create(Path(run.run_dir) / "shards", [rec["shard"]], rec["dim"]).open(0)
-            return True
-        except ShardError as exc:
-            print(f"lam-ref compact: recomputing: {exc}", file=sys.stderr)
-            return False
-
-    with file_run(args, "compact", _settings(args, config, "corpus")) as run, cluster_client(spec) as client:
-        _hash_note(args)
-        fn = functools.partial(_encode_item, fmt=args.format, encoder=args.encoder, device=args.device,
-                               backend=args.encoder_backend, config=config, run_dir=run.run_dir)
-        errors = map_files(run, spec, fn, show=not args.no_progress, desc="encode", client=client, reuse=reuse)
-        trajs: list[dict[str, Any]] = []
-        entries, dim, encoder_info = [], None, {"name": args.encoder}
-        first_rows: dict[int, int] = {}  # file index -> global row of its first window
-        rows = 0
-        for k, _path, rec in run.records(errors):
-            if rec is None:
-                continue
-            first_rows[k] = rows
-            rows += sum(tr["chunks"] for tr in rec["trajectories"])
-            trajs.extend(rec["trajectories"])
-            dim, encoder_info = rec["dim"], rec["encoder"]
-            if rec["shard"]["rows"]:
-                entries.append(rec["shard"])
-        shards = ShardSet.create(Path(run.run_dir) / "shards", entries, dim or 1)
-        mode = "exhaustive" if config.exhaustive else "banded"
-        res = corpus_greedy(client, shards, config.threshold, mode=mode, tile=tile,
-                            settings=BandSettings(config.r, config.rel), work_dir=run.run_dir,
-                            progress=lambda futs, desc: wait_with_progress(client, futs, spec, show=not args.no_progress,
-                                                                           desc=desc))
-        residuals = _corpus_residuals(args, config, spec, client, run, res, first_rows) if args.residual_dir else None
-    failures, out = run.failures, run.out
-    start = 0
-    for tr in trajs:
-        pi = res.pi[start : start + tr["chunks"]]
-        tr["first_row"] = start
-        tr["kept_chunks"] = int((pi == start + _arange(tr["chunks"])).sum())
-        tr["merged_into_other_trajectories"] = int(((pi < start) & (pi != start + _arange(tr["chunks"]))).sum())
-        start += tr["chunks"]
+    resume = getattr(args, "resume", None)
+    if resume is not None:
+        validate_output_dir(resume if Path(resume).exists() else str(Path(resume).resolve().parent), "--resume")
+    out = sys.stderr if getattr(args, "json", None) == "-" else sys.stdout
+    _hash_note(args)
+    run = compact_corpus(args.paths, config, encoder=args.encoder, device=args.device, backend=args.encoder_backend,
+                         fmt=args.format, workers=spec.workers, scheduler=spec.scheduler, tile=args.tile,
+                         resume_dir=resume, residual_dir=args.residual_dir, check=bool(args.check),
+                         show_progress=not args.no_progress, out=out)
+    res, trajs, failures, problems = run.greedy, run.trajectories, run.failures, run.problems
     labels = display_ids([str(tr["id"]) for tr in trajs])
     rows = [[lab, tr["chunks"], tr["kept_chunks"], tr["merged_into_other_trajectories"]] for lab, tr in zip(labels, trajs)]
     rows.append(["TOTAL", res.n, res.kept_count, sum(r[3] for r in rows)])
@@ -256,15 +201,9 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     print(f"corpus scope ({res.mode}): {res.n} windows, {res.kept_count} kept, δ̂ {res.delta_hat:.4f} <= δ "
           f"{res.delta:.4f}; deletion digest {res.deletion_digest}, map digest {res.map_digest} "
           f"({where(spec)}; {run.resumed} files resumed, {run.computed} encoded)", file=out)
-    problems = [] if res.delta_hat <= res.delta or not args.check else \
-        [f"corpus scope: δ̂ = {res.delta_hat!r} exceeds δ = {res.delta!r}"]
-    if residuals is not None:
-        by_key = {(tr["id"], tr["path"], tr["first_row"]): tr for tr in trajs}
-        for e in residuals["summaries"]:
-            by_key[(e["id"], e["path"], e["first_row"])].update({k: v for k, v in e.items() if k not in ("id", "path")})
-        problems += residuals["problems"]
-        tot = residuals["total"]
-        print(f"residuals: {len(residuals['written'])} trajectories written to {args.residual_dir}; removal net "
+    if run.residuals is not None:
+        tot = run.residuals["total"]
+        print(f"residuals: {len(run.residuals['written'])} trajectories written to {args.residual_dir}; removal net "
               f"{tot['removal_net']:.2%}, gross {tot['removal_gross']:.2%} of {tot['tokens_original']} tokens "
               f"(L1 over the corpus, then {'L0 within each trajectory' if 'l0' in config.layers else 'no L0'})",
               file=out)
@@ -273,79 +212,11 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     for prob in problems:
         print(f"lam-ref compact: check failed: {prob}", file=sys.stderr)
     if args.json:
-        summary = res.to_json()
-        report = {"config": config.to_json(), "encoder": encoder_info, "scope": "corpus", "trajectories": trajs,
-                  "total": summary, "failures": failures, "checks": {"run": bool(args.check), "problems": problems},
-                  "distributed": run.describe(spec)}
-        if residuals is not None:
-            report["residual_total"] = residuals["total"]
-            report["residual_files"] = residuals["written"]
-        write_json(report, args.json)
+        write_json(run.report(), args.json)
     if not trajs and not failures:
         print("lam-ref compact: no trajectories found", file=sys.stderr)
         return 1
     return 1 if (failures or problems) else 0
-
-
-def _corpus_residuals(args: argparse.Namespace, config: Any, spec: Any, client: Any, run: FileRun, res: Any,
-                      first_rows: dict[int, int]) -> dict[str, Any]:
-    """The corpus scope's second pass (``--residual-dir``): the global map and each file's first row
-    are saved in the run folder, one task per file writes its trajectories' residuals and audit
-    stores (:func:`lam_ref.distributed.trajectories.residual_file`), and the driver names them in
-    input order as the per-trajectory scope does."""
-    import numpy as np
-
-    from .._io import atomic_write
-    from ..distributed.trajectories import MAP_DIR, _failure, read_file_output
-    from ..metrics import corpus_removal
-    from ..text.residuals import ResidualWriter
-
-    mdir = Path(run.run_dir) / MAP_DIR
-    mdir.mkdir(exist_ok=True)
-    starts = np.full(len(run.files), -1, np.int64)
-    for k, row in first_rows.items():
-        starts[k] = row
-    for name, arr in (("pi", res.pi), ("distances", res.distances), ("first_rows", starts)):
-        atomic_write(mdir / f"{name}.npy", lambda fh, a=arr: np.save(fh, np.ascontiguousarray(a)))
-    fn = functools.partial(_residual_item, fmt=args.format, config=config, run_dir=run.run_dir, check=bool(args.check))
-    errors = map_files(run, spec, fn, show=not args.no_progress, desc="residuals", client=client, kind="residuals",
-                       only=set(first_rows))
-    writer = ResidualWriter(args.residual_dir)
-    summaries, problems = [], []
-    for k, (path, _) in enumerate(run.files):
-        if k not in first_rows:
-            continue
-        rec = read_file_output(run.run_dir, k, path, "residuals")
-        if rec is None:
-            run.fail(_failure(path, "residuals: " + errors.get(k, "no output was produced")))
-            continue
-        for f in rec["failures"]:
-            run.fail(f)
-        row = first_rows[k]
-        first = read_file_output(run.run_dir, k, path)
-        starts_of = {}
-        for tr in first["trajectories"] if first is not None else []:
-            starts_of.setdefault((tr["id"], tr["path"]), row)
-            row += tr["chunks"]
-        for e in rec["summaries"]:
-            e["first_row"] = starts_of[(e["id"], e["path"])]
-        names = writer.place(Path(run.run_dir) / "stage" / f"{k:07d}", rec["summaries"], rec["staged"])
-        for e, name in zip(rec["summaries"], names):
-            e["residual"] = name
-        summaries.extend(rec["summaries"])
-        problems.extend(rec["problems"])
-    rem = corpus_removal([e["tokens_original"] for e in summaries], [e["tokens_residual_net"] for e in summaries],
-                         [e["tokens_residual_gross"] for e in summaries])
-    total = {"trajectories": len(summaries), "tokens_original": rem.original_tokens,
-             "tokens_residual_net": rem.residual_tokens, "tokens_residual_gross": rem.residual_tokens_without_stubs,
-             "removal_net": rem.net, "removal_gross": rem.gross}
-    return {"summaries": summaries, "problems": problems, "written": writer.written, "total": total}
-
-
-def _arange(n: int):
-    import numpy as np
-
-    return np.arange(n, dtype=np.int64)
 
 
 def run_substitute(args: argparse.Namespace) -> int:

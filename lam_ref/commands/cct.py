@@ -19,7 +19,8 @@ import numpy as np
 
 from .._io import atomic_write
 from ..geometry import LamValueError
-from ._common import pyplot, table, validate_output_file, write_json
+from ..plots import pyplot
+from ._common import table, validate_output_file, write_json
 
 LARGE_QUERIES = 5_000
 

@@ -22,7 +22,7 @@ from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, compact_trajectory, result_summary, summarize
 from ..text.records import OBSERVATION, TrajectoryFormatError
-from ..text.residuals import claim_residual_dir
+from ..text.residuals import ResidualWriter, claim_residual_dir, result_problems, written_problems
 from ..text.reuse import EncodingCache
 from ._common import (
     EmbeddingSaver,
@@ -44,21 +44,12 @@ from ._common import (
     validate_output_dir,
     validate_output_file,
 )
-from ._compact_report import (  # noqa: F401  (re-exported: their former home; tests use them from here)
-    L0_STUB_RULES,
-    TABLE_HEADER,
+from ._compact_report import (
     TABLE_LEGEND,
-    ResidualWriter,
-    display_ids,
     finish_run,
     hashing_note,
     parse_layers,
     print_summary,
-    result_problems,
-    safe_name,
-    short_id,
-    table_row,
-    written_problems,
 )
 from ._dask import add_cluster_options, refuse_serial_only, run_compact, wants_cluster
 

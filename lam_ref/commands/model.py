@@ -11,7 +11,8 @@ from typing import Any
 
 from .. import costmodel as cm
 from ..geometry import LamValueError
-from ._common import pyplot, table, validate_json_dest, validate_output_file, write_json
+from ..plots import pyplot
+from ._common import table, validate_json_dest, validate_output_file, write_json
 
 _TITLES = {
     "2": "Table 2: mean modelled latency per turn (s), 1,453 growth turns, Llama-3.1-8B",

@@ -25,13 +25,9 @@ from typing import Any
 
 from ..geometry import LamValueError
 from ..tables import table
-from ..text.residuals import (  # noqa: F401  (AUDIT_SUFFIX ... native_name: re-exported, their former home)
+from ..text.residuals import (
     AUDIT_SUFFIX,
-    NATIVE_TAG,
-    RESIDUAL_SUFFIX,
     audit_files,
-    native_file,
-    native_name,
     orphan_residuals,
     restore_one,
     write_native_original,

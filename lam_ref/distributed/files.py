@@ -45,12 +45,12 @@ class FileRun:
     def records(self, errors: dict[int, str]) -> Iterator[tuple[int, str, dict[str, Any] | None]]:
         """``(index, path, output)`` of every file in input order, recording its failures as they
         come (a file without output fails with its task's error); ``output`` is ``None`` then."""
-        from .trajectories import _failure, read_file_output
+        from .trajectories import failure_record, read_file_output
 
         for k, (path, _) in enumerate(self.files):
             rec = read_file_output(self.run_dir, k, path)
             if rec is None:
-                self.fail(_failure(path, errors.get(k, "no output was produced")))
+                self.fail(failure_record(path, errors.get(k, "no output was produced")))
             else:
                 for f in rec["failures"]:
                     self.fail(f)

@@ -4,7 +4,7 @@ atomic outputs and ``--resume``.
 
 Each task runs the unchanged serial code (:func:`lam_ref.text.loaders.load_file`,
 :func:`lam_ref.text.pipeline.compact_trajectory` / :func:`~lam_ref.text.pipeline.encode_chunks` /
-:func:`lam_ref.commands.sweep.measure_trajectory`, whose task lives with the command) on one input
+:func:`lam_ref.sweep.measure_trajectory`, whose task is :func:`lam_ref.sweep.sweep_file`) on one input
 file and writes ``files/<index>.json`` (and, for the corpus scope, the file's embedding shard) into the run folder by temporary file + rename: a task that is retried after a
 lost worker overwrites an identical file, and a resumed run skips every file whose output exists.
 The encoder is loaded once per worker process (``get_encoder`` is cached per process).
@@ -98,7 +98,8 @@ def digests_from_report(report: dict[str, Any], files: list[str]) -> tuple[list[
     return out, corpus_digest(out)
 
 
-def _failure(path: str, problem: str) -> dict[str, str]:
+def failure_record(path: str, problem: str) -> dict[str, str]:
+    """The failure record (``LoadFailure.to_json``) of ``path`` with ``problem``, as the serial command reports it."""
     from ..text.loaders import LoadFailure
     from ..text.records import TrajectoryFormatError
 
@@ -117,7 +118,7 @@ def load_for_task(path: str, tid: str, fmt: str | None) -> tuple[list[Any], list
         except TrajectoryFormatError as exc:
             return [], [LoadFailure(exc).to_json()]
         except OSError as exc:  # a file that vanished or became unreadable between listing and loading
-            return [], [_failure(path, f"cannot be read: {exc.strerror or exc}")]
+            return [], [failure_record(path, f"cannot be read: {exc.strerror or exc}")]
 
 
 def _output(run_dir: str, index: int, kind: str = "files") -> Path:
@@ -163,7 +164,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
         try:
             res = compact_trajectory(traj, encoder, config, reuse=reuse)
         except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch (as serial)
-            failures.append(_failure(traj.path, f"compaction failed: {type(exc).__name__}: {exc}"))
+            failures.append(failure_record(traj.path, f"compaction failed: {type(exc).__name__}: {exc}"))
             continue
         if check:
             problems.extend(result_problems(res))
@@ -201,7 +202,7 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
             enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size,
                                 fit=config.fit_window, reuse=reuse)
         except Exception as exc:  # noqa: BLE001
-            failures.append(_failure(traj.path, f"encoding failed: {type(exc).__name__}: {exc}"))
+            failures.append(failure_record(traj.path, f"encoding failed: {type(exc).__name__}: {exc}"))
             continue
         blocks.append(enc.embeddings)
         entries.append({"id": traj.id, "path": traj.path, "chunks": int(enc.embeddings.shape[0]),
@@ -250,7 +251,7 @@ def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any,
             if res.chunks != want["chunks"]:
                 raise LamValueError(f"{res.chunks} windows, the encoding pass had {want['chunks']}")
         except Exception as exc:  # noqa: BLE001 - one trajectory must not sink a batch
-            failures.append(_failure(traj.path, f"residual failed: {type(exc).__name__}: {exc}"))
+            failures.append(failure_record(traj.path, f"residual failed: {type(exc).__name__}: {exc}"))
             row += want["chunks"]
             continue
         row += res.chunks
