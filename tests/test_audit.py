@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from lam_ref.cli import main
 from lam_ref.audit import audit_output
+from lam_ref.cli import main
 from lam_ref.peers.masking import mask
 from lam_ref.peers.semdedup import cluster_rule
 from lam_ref.text.chunking import get_tokenizer

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lam_ref.cli import main
-from lam_ref.pairs import near_pairs
 from lam_ref.geometry import delta_sq, sq_dist
+from lam_ref.pairs import near_pairs
 from lam_ref.text.loaders import load_file
 
 LONG = "\n".join(f"line {k}: some tool output that is long enough to matter" for k in range(12))
