@@ -142,7 +142,7 @@ def throughput(rows: np.ndarray, mb: float, rel_eb: float) -> dict:
 
 
 def gpu_throughput(rows: np.ndarray, mb: float, rel_eb: float) -> dict:
-    from lam_ref.codec import array_module
+    from lam_ref.devices import array_module
 
     cupy = array_module("cuda")
     x = synthetic_like(rows, mb)

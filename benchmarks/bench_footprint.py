@@ -26,9 +26,8 @@ from pathlib import Path
 import numpy as np
 import xxhash
 
-from lam_ref.demo import shared_data_dir
 from lam_ref.text.encoders import get_encoder
-from lam_ref.text.loaders import LoadFailure, iter_trajectories
+from lam_ref.text.loaders import LoadFailure, iter_trajectories, shared_data_dir
 from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
 
 

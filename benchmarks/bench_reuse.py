@@ -47,9 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--encoder", default="all-MiniLM-L6-v2")
     ap.add_argument("--json", metavar="OUT")
     args = ap.parse_args(argv)
-    from lam_ref.demo import shared_data_dir
     from lam_ref.text.encoders import get_encoder
-    from lam_ref.text.loaders import load_all
+    from lam_ref.text.loaders import load_all, shared_data_dir
 
     data = shared_data_dir()
     if data is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lam_ref.demo import shared_data_dir
+from lam_ref.text.loaders import shared_data_dir
 
 HERE = Path(__file__).resolve().parent
 REPORTS = HERE / "reports"

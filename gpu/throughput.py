@@ -22,7 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lam_ref._io import atomic_write_text  # noqa: E402
-from lam_ref.codec import array_module, codec_decode, codec_encode, relative_eb  # noqa: E402
+from lam_ref.codec import codec_decode, codec_encode, relative_eb  # noqa: E402
+from lam_ref.devices import array_module  # noqa: E402
 from lam_ref.geometry import LamValueError  # noqa: E402
 from lam_ref.substitution import substitute  # noqa: E402
 

@@ -52,7 +52,7 @@ runs the code below; all write the same bytes and decode to the same bits.
 
 **GPU** (``pip install lam_ref[gpu]``): the quantizer, the block layer and the reconstruction are
 written once against an array module ``xp``; :func:`codec_encode` / :func:`codec_decode` with
-``xp=cupy`` (:func:`array_module("cuda") <array_module>`) run them on the device and build only
+``xp=cupy`` (:func:`array_module("cuda") <lam_ref.devices.array_module>`) run them on the device and build only
 the 28-byte header and CRC-32 on the host. The stream is byte-identical to the CPU stream: every
 step is an IEEE float64 operation with one rounding (``x / (2·eb)``, ``floor``, the exact
 ``y - floor(y)``, ``q · 2eb``) followed by a round-to-nearest-even cast, and CuPy runs each as its
@@ -73,7 +73,6 @@ from typing import Any
 import numpy as np
 
 from . import codec_v2 as _v2
-from .devices import array_module  # noqa: F401  (re-exported: the codec's xp of a device)
 from .geometry import LamValueError, validate_int, validate_real
 
 try:  # the compiled twin (lam_ref/_codec.c, optional like L0's _l0); the numpy path serves without it
@@ -94,7 +93,6 @@ __all__ = [
     "CodecHeader",
     "CuSZpPlain",
     "StorageReport",
-    "array_module",
     "assemble_stream",
     "decode_blocks",
     "encode_blocks",
@@ -552,7 +550,7 @@ def codec_encode(x: Any, eb: float, *, block_size: int = BLOCK_SIZE, xp: Any = N
         eb: the absolute error bound.
         block_size: values per block (multiple of 8; default 32; version 1 only).
         xp: the array module to compute with: ``None`` (numpy, with the input checks of the
-            CPU reference), ``numpy``, or ``cupy`` (:func:`array_module`). Every module writes the
+            CPU reference), ``numpy``, or ``cupy`` (:func:`lam_ref.devices.array_module`). Every module writes the
             same bytes: the steps are the same IEEE float64 operations (see docs/codec.md).
         backend: ``"auto"`` (the C extension when built and on the CPU, else numpy), ``"c"`` or
             ``"numpy"``; every backend writes the same bytes (SPEC §9.5).

@@ -504,7 +504,7 @@ class HullDistance:
 
     ``upper = ||x - p||`` for the hull point ``p = weightsᵀ V``; ``lower`` comes from the
     separating direction ``w = x - p``: every ``y ∈ conv V`` has ``w·(x - y) >= min_j w·(x - v_j)``.
-    ``direction`` is ``w/||w||`` (the query that attains the deficit, see :func:`~lam_ref.verify.hull_deficit`),
+    ``direction`` is ``w/||w||`` (the query that attains the deficit, see :func:`~lam_ref.theory.hull_deficit`),
     made exactly normal to the final face so that round-off in ``p`` cannot tilt it (``_face_normal``),
     ``None`` when ``x`` lies in the hull up to round-off (``upper <= 1e-12·√scale`` with
     ``scale = max(1, max_j ||v_j - x||²)``; then ``lower = 0``).

@@ -42,7 +42,7 @@ from .codec import DEFAULT_REL_EB  # noqa: E402
 from .commands._compact_report import TABLE_HEADER, table_row  # noqa: E402
 from .tables import display_ids, table  # noqa: E402
 from .text.encoders import DEFAULT_ENCODER, get_encoder  # noqa: E402
-from .text.loaders import LoadFailure, iter_trajectories, load_file, shared_data_dir  # noqa: E402,F401  (shared_data_dir: re-exported, its former home)
+from .text.loaders import LoadFailure, iter_trajectories, load_file, shared_data_dir  # noqa: E402
 from .text.pipeline import CompactionConfig, CompactionResult, compact_trajectory, result_summary, summarize  # noqa: E402
 from .text.residuals import result_problems  # noqa: E402
 

@@ -17,7 +17,6 @@ One subsystem in one place:
 
 ``ECR@τ`` (eq. 8), which combines retention with removal, is :func:`lam_ref.metrics.ecr_at`.
 Bad input raises :class:`~lam_ref.geometry.LamValueError` naming the argument and the value.
-:mod:`lam_ref.metrics` re-exports the evidence names (their former home).
 """
 
 from __future__ import annotations

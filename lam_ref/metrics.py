@@ -8,7 +8,7 @@ quantities:
 * removal, gross and net, over whole texts (§2.3, App. B "Accounting", Tables 12 and 15);
 * the token-weighted distribution of merge distances and ``δ̂`` (App. F.2, Table 11, ``THM1``);
 * evidence retention against a unified-diff gold patch, exact and relaxed (App. F.3, F.4, Table 14):
-  :mod:`lam_ref.evidence`, re-exported here;
+  :mod:`lam_ref.evidence`;
 * ``ECR@τ`` with exact rational comparison (eq. 8, Table 17), ``RSC`` (eq. 10), ``BFR@B`` (Table 19),
   ``η(κ)`` and the break-even ``κ`` (eq. 9, Table 18);
 * retrieval recall@k after substitution (App. F.2, Table 11 "R@10", ``COR1``).
@@ -29,16 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from .evidence import (  # noqa: F401  (re-exported: their former home)
-    DEFAULT_MIN_EVIDENCE_CHARS,
-    DEFAULT_RELAXED_DILATION,
-    EvidenceResult,
-    EvidenceSummary,
-    evidence_lines,
-    evidence_retention,
-    relaxed_match,
-    summarize_evidence,
-)
 from .geometry import (
     LamValueError,
     delta_from_t,
@@ -52,10 +42,6 @@ from .geometry import (
 from .tables import pct
 
 __all__ = [
-    "DEFAULT_MIN_EVIDENCE_CHARS",
-    "DEFAULT_RELAXED_DILATION",
-    "EvidenceResult",
-    "EvidenceSummary",
     "MergeDistanceStats",
     "OperatingPoint",
     "REPAIR_TOKENS",
@@ -65,8 +51,6 @@ __all__ = [
     "corpus_removal",
     "ecr_at",
     "eta",
-    "evidence_lines",
-    "evidence_retention",
     "format_ecr",
     "independence_estimate",
     "layer_removal",
@@ -76,13 +60,11 @@ __all__ = [
     "recall_at_k",
     "recall_at_k_per_query",
     "evidence_hits_at_k",
-    "relaxed_match",
     "removal",
     "removal_exact",
     "removal_from_texts",
     "removal_of_counts",
     "rsc",
-    "summarize_evidence",
     "to_fraction",
     "validate_taus",
     "weighted_quantile",

@@ -4,7 +4,7 @@ Definition 1, eq. 1's identity, captured energy, the hull deficit, packings).
 
 Library code: :mod:`lam_ref.verify` and the claim records of :mod:`lam_ref.claims` (which hold
 each claim's metadata, its ``measure`` on a set, the rule that decides it and its aggregation)
-call these; each claim module re-exports the names it used to define (their former home). The
+call these, importing them from here. The
 merge decision itself is always the exact rule of :mod:`lam_ref.geometry`; tolerances are stated
 where floating point enters (:data:`FP_TOL`).
 """

@@ -9,7 +9,7 @@ Tolerances are stated where floating point enters; the merge decision itself is 
 exact rule of :mod:`lam_ref.geometry`.
 
 The theory functions the claims measure (``measure_substitution``, ``score_deficits``, ...) are
-:mod:`lam_ref.theory`, re-exported here.
+:mod:`lam_ref.theory`.
 """
 
 from __future__ import annotations
@@ -22,45 +22,13 @@ from .claims import Claim, ClaimResult, combine, measured_claims, registry
 from .claims._context import SetContext
 from .geometry import validate_embeddings, validate_threshold
 from .substitution import substitute
-from .theory import (
-    FP_TOL,
-    HullDeficit,
-    RankDeficit,
-    SubstitutionCheck,
-    adversarial_queries,
-    captured_energy,
-    eq1_residuals,
-    gem_energy_bound,
-    hull_deficit,
-    map_entropy,
-    measure_substitution,
-    random_queries,
-    rank_deficits,
-    score_deficits,
-    top_k_cover,
-)
 
 __all__ = [
-    "FP_TOL",
     "ClaimResult",
-    "HullDeficit",
-    "RankDeficit",
     "SetReport",
-    "SubstitutionCheck",
-    "adversarial_queries",
     "aggregate",
-    "captured_energy",
-    "measure_substitution",
     "describe",
-    "eq1_residuals",
-    "gem_energy_bound",
-    "hull_deficit",
-    "map_entropy",
-    "random_queries",
-    "rank_deficits",
-    "score_deficits",
     "table_rows",
-    "top_k_cover",
     "verify_set",
 ]
 

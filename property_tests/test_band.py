@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lam_ref.bands import BandSettings, band_keys, band_recall
-from lam_ref.claims.def1 import measure_substitution
 from lam_ref.strategies import embeddings_and_threshold
 from lam_ref.substitution import oracle, substitute
+from lam_ref.theory import measure_substitution
 
 from ._support import must_fail
 

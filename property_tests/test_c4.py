@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from lam_ref.claims.def1 import measure_substitution
 from lam_ref.covering import all_pairs_sq, connected_components_map
 from lam_ref.geometry import delta_sq
 from lam_ref.strategies import chains, near_duplicate_clusters
 from lam_ref.substitution import substitute
+from lam_ref.theory import measure_substitution
 
 from ._support import must_fail
 

@@ -8,12 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lam_ref.claims import FP_TOL
-from lam_ref.claims.cor1 import top_k_cover
-from lam_ref.claims.thm1 import random_queries
 from lam_ref.geometry import delta_from_t, t_prime
 from lam_ref.strategies import embeddings_and_threshold
 from lam_ref.substitution import substitute
+from lam_ref.theory import FP_TOL, random_queries, top_k_cover
 
 from ._support import kept_mask, must_fail
 

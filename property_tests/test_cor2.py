@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lam_ref.claims.cor2 import map_entropy
 from lam_ref.strategies import embeddings_and_threshold
 from lam_ref.substitution import substitute
+from lam_ref.theory import map_entropy
 
 from ._support import must_fail
 

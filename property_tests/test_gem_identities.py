@@ -3,7 +3,7 @@ generated unit vectors against independent computations.
 
 * A.2: ``r_i(B) = ||(I - P_B) x_i||² = 1 - ||Q_Bᵀ x_i||²`` and ``0 <= r_i <= 1``;
 * A.3: ``E(B) = ||X Q_B||_F² / n = 1 - ||X (I - P_B)||_F² / n`` (oracle:
-  :func:`lam_ref.verify.captured_energy`, an ``orth``-based basis);
+  :func:`lam_ref.theory.captured_energy`, an ``orth``-based basis);
 * A.5–A.7: after adding ``q``, ``P' = P + q qᵀ``, ``E' - E = Σ (qᵀx_i)² / n >= r_j / n`` and
   ``r_i' = r_i - (qᵀ x_i)²`` (the incremental update equals a recomputation);
 * A.9: ``P ⊆ B ⊆ S`` and the forwarded request keeps ``>= (1 - δ)`` of its characters;
@@ -22,7 +22,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from lam_ref.peers import gem as G
-from lam_ref.verify import captured_energy
+from lam_ref.theory import captured_energy
 
 from ._support import must_fail
 
@@ -63,7 +63,7 @@ def prop_residual_energy(data, residual_fn=G.residuals) -> None:
         mask = np.zeros(x.shape[0], dtype=bool)
         mask[protected] = True
         assert energy == pytest.approx(captured_energy(x.astype(np.float32), mask), abs=1e-6), \
-            "A.3: E agrees with lam_ref.verify.captured_energy (orth basis)"
+            "A.3: E agrees with lam_ref.theory.captured_energy (orth basis)"
 
 
 @given(unit_rows())

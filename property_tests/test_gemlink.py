@@ -8,9 +8,9 @@ import pytest
 import scipy.linalg
 from hypothesis import given
 
-from lam_ref.claims.gemlink import captured_energy, gem_energy_bound
 from lam_ref.strategies import embeddings_and_threshold, near_duplicate_clusters
 from lam_ref.substitution import substitute
+from lam_ref.theory import captured_energy, gem_energy_bound
 
 from ._support import must_fail
 

@@ -12,12 +12,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from lam_ref.claims.def1 import measure_substitution
-from lam_ref.claims.hull import hull_deficit
-from lam_ref.claims.thm1 import adversarial_queries, random_queries, score_deficits
 from lam_ref.covering import covering_number, hull_distance
 from lam_ref.strategies import embeddings_and_threshold, unit_rows, unit_vectors
 from lam_ref.substitution import substitute
+from lam_ref.theory import (
+    adversarial_queries,
+    hull_deficit,
+    measure_substitution,
+    random_queries,
+    score_deficits,
+)
 
 from ._support import must_fail
 

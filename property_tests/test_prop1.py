@@ -10,12 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lam_ref.claims import FP_TOL
-from lam_ref.claims.prop1 import rank_deficits
-from lam_ref.claims.thm1 import random_queries
 from lam_ref.geometry import delta_from_t
 from lam_ref.strategies import embeddings_and_threshold, stars
 from lam_ref.substitution import substitute
+from lam_ref.theory import FP_TOL, random_queries, rank_deficits
 
 from ._support import must_fail
 

@@ -8,8 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 
-from lam_ref.claims.def1 import measure_substitution
-from lam_ref.claims.thm1 import adversarial_queries, random_queries, score_deficits
 from lam_ref.covering import (
     all_pairs_sq,
     covering_number,
@@ -22,6 +20,7 @@ from lam_ref.covering import (
 from lam_ref.geometry import delta_from_t, delta_sq
 from lam_ref.strategies import embeddings_and_threshold, near_duplicate_clusters, stars, tie_band_violations
 from lam_ref.substitution import substitute
+from lam_ref.theory import adversarial_queries, measure_substitution, random_queries, score_deficits
 
 from ._support import must_fail
 

@@ -10,11 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lam_ref.claims import FP_TOL
-from lam_ref.claims.thm1 import adversarial_queries, random_queries, score_deficits
 from lam_ref.geometry import delta_from_t, delta_sq, sq_dist, t_prime
 from lam_ref.strategies import adversarial_pairs, embeddings_and_threshold, thresholds
 from lam_ref.substitution import substitute
+from lam_ref.theory import FP_TOL, adversarial_queries, random_queries, score_deficits
 
 from ._support import kept_mask, must_fail
 

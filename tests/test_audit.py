@@ -220,9 +220,8 @@ def test_docs_audit_page_shows_what_the_command_prints(tmp_path):
     """docs/audit.md's three outputs are what `lam-ref audit` prints on the shared BabyEncryption trajectory."""
     from pathlib import Path
 
-    from lam_ref.demo import shared_data_dir
     from lam_ref.peers.semdedup import semdedup_deleted
-    from lam_ref.text.loaders import load_file
+    from lam_ref.text.loaders import load_file, shared_data_dir
 
     shared = shared_data_dir()
     found = sorted(shared.rglob("BabyEncryption.traj")) if shared else []

@@ -8,10 +8,9 @@ from __future__ import annotations
 import pytest
 
 from lam_ref.claims import ClaimResult, Measurement, combine, registry
-from lam_ref.claims._base import FP_TOL
-from lam_ref.claims.gemlink import gem_energy_bound
 from lam_ref.claims.hull import HULL_TOL
 from lam_ref.geometry import LamValueError
+from lam_ref.theory import FP_TOL, gem_energy_bound
 
 REG = registry()
 
@@ -83,7 +82,7 @@ def test_hull_deficit_record_fields():
     bound, how many rows were solved and whether that was all of them (``limit``)."""
     import numpy as np
 
-    from lam_ref.claims.hull import hull_deficit
+    from lam_ref.theory import hull_deficit
 
     none = hull_deficit(np.eye(3), [True, True, True])
     assert (none.value, none.lower, none.argmax, none.query, none.solved, none.complete) == (0.0, 0.0, -1, None, 0, True), f"{none}"
@@ -105,7 +104,7 @@ def test_captured_energy_rank_tolerance_and_mask():
     (numerically) a copy adds no dimension; the mask may be a list of 0/1."""
     import numpy as np
 
-    from lam_ref.claims.gemlink import captured_energy
+    from lam_ref.theory import captured_energy
 
     # the second singular value of the first two rows is about 0.99e-10, under 1e-10·σ_max = 1.41e-10
     e = np.array([[1.0, 0.0, 0.0], [1.0, 1.4e-10, 0.0], [0.0, 1.0, 0.0]])

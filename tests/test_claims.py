@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from lam_ref.claims import CLAIMS, Claim, ClaimResult, registry, registry_problems, resolve, scan_markers
-from lam_ref.claims._base import fmt, pct
+from lam_ref.claims._base import fmt
+from lam_ref.tables import pct
 
 ROOT = Path(__file__).resolve().parents[1]
 # Marker text is assembled at run time so this file itself never contains a marker for a fake id.
@@ -171,7 +172,7 @@ def test_metadata_only_claims_are_skipped_by_verify():
 # What the verify report shows of each claim, and the claims' own helpers at their edges.
 #
 # Written for mutants of :mod:`lam_ref.claims` that survived ``make mutation`` (docs/mutation.md):
-# the printed table (:func:`~lam_ref.claims._base.fmt`, :func:`~lam_ref.claims._base.pct`, each
+# the printed table (:func:`~lam_ref.claims._base.fmt`, :func:`~lam_ref.tables.pct`, each
 # claim's ``describe``), the JSON row, the measured keys of THM1/HULL/GEMLINK on a real set, and
 # the input checks of the THM1 helpers.
 # ------------------------------------------------------------------------------------------------
@@ -273,7 +274,7 @@ def test_describe_prints_the_table_row(case):
 def test_random_queries_are_seeded_unit_rows():
     """The sampled queries of THM1 are reproducible: seed 0 by default, the same seed gives the
     same rows, another seed other rows; every row has unit norm."""
-    from lam_ref.claims.thm1 import random_queries
+    from lam_ref.theory import random_queries
 
     a, b = random_queries(5, 8), random_queries(5, 8, seed=0)
     assert np.array_equal(a, b), "the default seed is 0 and the sampler is deterministic"
@@ -285,7 +286,7 @@ def test_random_queries_are_seeded_unit_rows():
 def test_adversarial_queries_skip_exact_copies():
     """A deleted row equal to its representative loses nothing in any direction: it gives no
     query (never a NaN row); a deleted row at distance 0.5 gives one unit query."""
-    from lam_ref.claims.thm1 import adversarial_queries
+    from lam_ref.theory import adversarial_queries
 
     e = np.array([[1.0, 0.0], [1.0, 0.0], [0.875, np.sqrt(1 - 0.875**2)]])
     q = adversarial_queries(e, [0, 0, 0])
@@ -297,8 +298,8 @@ def test_adversarial_queries_skip_exact_copies():
 def test_score_deficits_refuses_a_bad_mask():
     """``kept`` must be a boolean mask of shape ``(N,)`` with at least one retained row; the error
     names ``kept`` and the shape expected."""
-    from lam_ref.claims.thm1 import score_deficits
     from lam_ref.geometry import LamValueError
+    from lam_ref.theory import score_deficits
 
     e = np.eye(3)
     with pytest.raises(LamValueError, match=r"kept must be a non-empty boolean mask of shape \(3,\)"):
@@ -390,8 +391,8 @@ def test_thm1_measure_reports_each_query_family():
     product of unit vectors, off by at most ``γ₃ ≈ 3u`` (``u = 2⁻⁵³``); a deficit is a difference
     of two scores, so two evaluations differ by at most ``4γ₃ + 2u < 16u ≈ 1.8e-15``. A wrong
     query family or a max taken over the wrong rows moves a deficit by far more."""
-    from lam_ref.claims.thm1 import adversarial_queries, random_queries, score_deficits
     from lam_ref.geometry import delta_from_t
+    from lam_ref.theory import adversarial_queries, random_queries, score_deficits
 
     e, t = _fan(), 0.99
     ctx = _ctx(e, t, n_queries=32, seed=3)
@@ -475,7 +476,7 @@ def test_cor1_measure_checks_only_the_top_k():
 def test_prop1_rule_bounds_are_inclusive_and_all_three_count():
     """``gap >= 0``, ``gap <= δ`` (``δ`` is half of the reported ``2δ``) and ``collapse <= 2δ``,
     each up to ``FP_TOL`` and inclusive; failing any one fails the claim."""
-    from lam_ref.claims import FP_TOL
+    from lam_ref.theory import FP_TOL
 
     holds = REG["PROP1"].holds
     m = {"min_gap_injective": -FP_TOL, "max_gap_injective": 0.25 + FP_TOL, "max_collapse": 0.5 + FP_TOL, "two_delta": 0.5}
@@ -692,8 +693,8 @@ def test_cor3_rule_each_inequality_counts():
 def test_is_packing_checks_every_pair():
     """``is_packing``: fewer than two rows pack; two rows within δ do not, whatever their dtype;
     three rows with only the last two close do not either."""
-    from lam_ref.claims.prop2 import is_packing
     from lam_ref.geometry import delta_sq
+    from lam_ref.theory import is_packing
 
     d2 = delta_sq(CHAIN_T)
     assert is_packing(np.zeros((0, 2), dtype=np.float32), d2) and is_packing(_arc(0.0), d2), "0 or 1 row"
@@ -709,8 +710,8 @@ def test_is_packing_decides_on_the_float32_rows():
     """The packing check applies the exact rule to the rows as float32 (the embeddings' type): a
     float64 row that rounds to a float32 row exactly at ``δ`` from another is within δ, although
     the float64 row itself is a hair farther."""
-    from lam_ref.claims.prop2 import is_packing
     from lam_ref.geometry import sq_dist_rows
+    from lam_ref.theory import is_packing
 
     e32 = _arc(0.0, 0.1).astype(np.float32)
     d2 = float(sq_dist_rows(e32, np.array([0]), e32[1:2])[0])
@@ -772,8 +773,8 @@ def test_map_entropy_by_hand_and_its_refusals():
     """``H(π(X))``, ``I(X; π(X))``, ``H(X)`` and ``log2|R|`` for a law with a zero entry, worked
     by hand; a map with no fixed point has ``log2|R| = 0``; a ``p`` that is negative, not finite
     or not summing to 1 is refused with its sum named."""
-    from lam_ref.claims.cor2 import map_entropy
     from lam_ref.geometry import LamValueError
+    from lam_ref.theory import map_entropy
 
     m = map_entropy([0, 0, 2, 2], [0.5, 0.25, 0.25, 0.0])
     h = -(0.75 * np.log2(0.75) + 0.25 * np.log2(0.25))
@@ -852,7 +853,7 @@ def test_measure_substitution_names_each_violation():
     """Out-of-range ids, a representative that is not retained and a row beyond δ are each
     named with the row, the value and δ; ``ordered`` says whether every representative has a
     smaller id."""
-    from lam_ref.claims.def1 import measure_substitution
+    from lam_ref.theory import measure_substitution
 
     e = _arc(0.0, 0.1, 0.2)
     for bad in (3, -1):
@@ -880,7 +881,7 @@ def test_eq1_residuals_on_all_pairs_and_on_a_sample():
     """All ``n(n-1)/2`` pairs when there are at most ``max_pairs`` (inclusive), else ``max_pairs``
     random pairs less those with ``i = j``; a pair on the threshold's either side is decided
     alike by both rules; fewer than two rows give no pair."""
-    from lam_ref.claims.eq1 import eq1_residuals
+    from lam_ref.theory import eq1_residuals
 
     e = _arc(0.0, 0.1, 0.2, 0.3)
     full = eq1_residuals(e, CHAIN_T, max_pairs=6)
@@ -982,7 +983,7 @@ def test_cor3_token_optimum_uses_the_time_limit_and_only_a_proven_value(monkeypa
 def test_eq1_samples_above_100000_pairs_with_the_seed():
     """448 rows have 100128 pairs, more than the default ``max_pairs``: 100000 pairs are drawn,
     with seed 0 by default; EQ1's measure draws them with the set's seed."""
-    from lam_ref.claims.eq1 import eq1_residuals
+    from lam_ref.theory import eq1_residuals
 
     rng = np.random.default_rng(0)
     e = rng.standard_normal((448, 4))
@@ -1006,7 +1007,7 @@ def test_prop1_measure_with_an_empty_top_list():
 def test_eq1_all_pairs_up_to_max_pairs_inclusive_and_the_roundoff_term():
     """Ten rows have 45 pairs: ``max_pairs = 45`` takes all of them, ``44`` samples. On exact unit
     rows the slack is the float64 round-off term alone, ``8 (D + 2) eps``."""
-    from lam_ref.claims.eq1 import eq1_residuals
+    from lam_ref.theory import eq1_residuals
 
     e = _arc(*np.linspace(0.0, 1.5, 10))
     assert eq1_residuals(e, 0.9, max_pairs=45)["pairs"] == 45, "all pairs when there are exactly max_pairs"
@@ -1022,7 +1023,7 @@ def test_eq1_does_not_count_a_difference_inside_the_norm_error_band():
     """Two rows of squared norm ``1 + 1e-4`` whose cosine is just above ``t = 0.5`` while their
     squared distance is just above ``δ² = 1``: the two rules decide differently, but the pair is
     inside the band the norm error allows, so it is no disagreement."""
-    from lam_ref.claims.eq1 import eq1_residuals
+    from lam_ref.theory import eq1_residuals
 
     s, phi = np.sqrt(1 + 1e-4), np.arccos(0.50003)
     e = (s * _arc(0.0, phi)).astype(np.float32)
@@ -1037,9 +1038,7 @@ def test_eq1_does_not_count_a_difference_inside_the_norm_error_band():
 def test_functions_that_report_violations_accept_any_map():
     """COR1's cover check, PROP1's deficits and THM1's adversarial queries take any map of the
     right shape (a representative arriving later included, Definition 1 allows it)."""
-    from lam_ref.claims.cor1 import top_k_cover
-    from lam_ref.claims.prop1 import rank_deficits
-    from lam_ref.claims.thm1 import adversarial_queries
+    from lam_ref.theory import adversarial_queries, rank_deficits, top_k_cover
 
     e = np.array([[0.6, 0.8], [1.0, 0.0]])
     assert top_k_cover(e, [1, 1], [1.0, 0.0], 2, 0.5) is True, "row 0 is 0.894 from row 1, δ = 1"
@@ -1053,9 +1052,8 @@ def test_functions_that_report_violations_accept_any_map():
 def test_top_k_cover_bounds_are_inclusive_up_to_fp_tol():
     """A member at exactly ``δ`` or ``δ + FP_TOL`` from its representative (in distance and in
     score) is covered; one at ``δ + 2·FP_TOL`` is not."""
-    from lam_ref.claims import FP_TOL
-    from lam_ref.claims.cor1 import top_k_cover
     from lam_ref.geometry import delta_from_t
+    from lam_ref.theory import FP_TOL, top_k_cover
 
     t = 0.5
     delta = delta_from_t(t)
@@ -1069,7 +1067,7 @@ def test_top_k_cover_bounds_are_inclusive_up_to_fp_tol():
 def test_top_k_cover_measures_float32_rows_in_float64():
     """Rows given as float32 are measured in float64: a member whose float64 distance to its
     representative is exactly ``δ`` is covered, whatever float32 arithmetic would round it to."""
-    from lam_ref.claims.cor1 import top_k_cover
+    from lam_ref.theory import top_k_cover
 
     found = 0
     for a in np.linspace(0.3, 0.9, 61):
@@ -1087,8 +1085,7 @@ def test_top_k_cover_measures_float32_rows_in_float64():
 @pytest.mark.claim("THM1")
 def test_score_deficits_and_hull_read_a_0_1_list_as_a_mask():
     """``kept`` given as a list of 0/1 is the mask it spells (not row indices)."""
-    from lam_ref.claims.hull import hull_deficit
-    from lam_ref.claims.thm1 import score_deficits
+    from lam_ref.theory import hull_deficit, score_deficits
 
     e = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
     got = score_deficits(e, [1, 0, 0], [0.0, 1.0])
@@ -1101,7 +1098,7 @@ def test_score_deficits_and_hull_read_a_0_1_list_as_a_mask():
 def test_hull_limit_solves_the_rows_farthest_from_their_nearest_retained_row():
     """With ``limit = 1`` the deleted row whose *nearest* retained row is farthest is solved (not
     the one with the largest total distance to ``R``, nor the nearest one)."""
-    from lam_ref.claims.hull import hull_deficit
+    from lam_ref.theory import hull_deficit
 
     # R = rows 0, 1 (at 0 and 90 degrees); row 2 at 10 degrees (near row 0, far from row 1 and
     # from -row 0), row 3 at 40 degrees (nearest retained row 40 degrees away).
@@ -1119,7 +1116,7 @@ def test_map_entropy_and_cor3_tokens_computed_in_float64():
     Tolerance: the entropies are three-term sums of ``p·log2 p`` over the same float64 values
     (no BLAS); summed in any order they differ by at most ``2u·Σ|p log2 p| ≈ 3.4e-16 < 1e-15``,
     while a float32 sum is off by about 1e-8."""
-    from lam_ref.claims.cor2 import map_entropy
+    from lam_ref.theory import map_entropy
 
     p32 = np.array([0.125, 0.375, 0.5], dtype=np.float32)
     m = map_entropy([0, 1, 2], p32)
@@ -1151,8 +1148,7 @@ def _tied_rows(first):
 def test_top_k_ties_are_broken_by_row_order():
     """COR1 and PROP1 take the top-``k`` by score, ties by row id: with ``k = 3`` the top rows are
     0, 4 and 8 (the first three scoring 0.9), not row 13 (the fourth)."""
-    from lam_ref.claims.cor1 import top_k_cover
-    from lam_ref.claims.prop1 import rank_deficits
+    from lam_ref.theory import rank_deficits, top_k_cover
 
     e = _tied_rows(TIED)
     q = np.eye(11)[0]
@@ -1169,7 +1165,7 @@ def test_top_k_ties_are_broken_by_row_order():
 def test_hull_limit_ties_are_broken_by_row_order():
     """Of deleted rows equally far from their nearest retained row, ``limit`` solves the first
     ones by row id."""
-    from lam_ref.claims.hull import hull_deficit
+    from lam_ref.theory import hull_deficit
 
     pattern = [0.8, 0.8, 0.7, 0.7, 0.9, 0.9, 0.7, 0.7, 0.9, 0.9, 0.7, 0.8, 0.9, 0.7, 0.9, 0.8, 0.8, 0.8, 0.9, 0.9]
     e = np.concatenate([np.eye(11)[:1], _tied_rows(pattern)])

@@ -13,7 +13,7 @@ import pytest
 
 from lam_ref import costmodel as cm
 from lam_ref.cli import main
-from lam_ref.demo import shared_data_dir
+from lam_ref.text.loaders import shared_data_dir
 
 SHARED = shared_data_dir()
 

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lam_ref.codec import array_module, codec_decode, codec_encode, codec_encode_rel
+from lam_ref.codec import codec_decode, codec_encode, codec_encode_rel
+from lam_ref.devices import array_module
 from lam_ref.geometry import LamValueError
 
 from .datagen import GenericNumpy

@@ -19,12 +19,12 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from lam_ref.cli import main  # noqa: E402
-from lam_ref.demo import shared_data_dir  # noqa: E402
 from lam_ref.distributed import ShardError, corpus_greedy, resolve_edges, write_shards  # noqa: E402
 from lam_ref.distributed.cluster import ClusterSpec, wait_with_progress  # noqa: E402
 from lam_ref.distributed.trajectories import digests_from_report, input_files  # noqa: E402
 from lam_ref.geometry import delta_sq, sq_dist  # noqa: E402
 from lam_ref.substitution import oracle, substitute  # noqa: E402
+from lam_ref.text.loaders import shared_data_dir  # noqa: E402
 
 from .datagen import outcome, swe_agent_traj  # noqa: E402
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from lam_ref.demo import shared_data_dir
 from lam_ref.text.chunking import get_tokenizer
 from lam_ref.text.encoders import HashingEncoder
 from lam_ref.text.lines import dedup_records
-from lam_ref.text.loaders import load_all
+from lam_ref.text.loaders import load_all, shared_data_dir
 from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
 
 SHARED = shared_data_dir()

@@ -9,10 +9,16 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from lam_ref.evidence import (
+    EvidenceResult,
+    evidence_lines,
+    evidence_retention,
+    relaxed_match,
+    summarize_evidence,
+)
 from lam_ref.geometry import LamValueError
 from lam_ref.metrics import (
     REPAIR_TOKENS,
-    EvidenceResult,
     OperatingPoint,
     RemovalResult,
     bfr,
@@ -20,8 +26,6 @@ from lam_ref.metrics import (
     corpus_removal,
     ecr_at,
     eta,
-    evidence_lines,
-    evidence_retention,
     format_ecr,
     independence_estimate,
     layer_removal,
@@ -30,12 +34,10 @@ from lam_ref.metrics import (
     parse_budget,
     recall_at_k,
     recall_at_k_per_query,
-    relaxed_match,
     removal,
     removal_exact,
     removal_from_texts,
     rsc,
-    summarize_evidence,
     to_fraction,
     weighted_quantile,
 )

@@ -11,13 +11,13 @@ import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from lam_ref.evidence import relaxed_match
 from lam_ref.metrics import (
     OperatingPoint,
     ecr_at,
     merge_distance_stats,
     merge_distances,
     recall_at_k_per_query,
-    relaxed_match,
     weighted_quantile,
 )
 from lam_ref.substitution import oracle

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from lam_ref.cli import main
-from lam_ref.demo import shared_data_dir
-from lam_ref.text.loaders import load_all, load_file
+from lam_ref.text.loaders import load_all, load_file, shared_data_dir
 from tests.test_cmd_pairs_native import FORMATS, LONG
 
 SHARED = shared_data_dir()

@@ -50,11 +50,10 @@ from . import (
     thm1,
     thm2,
 )
-from ._base import FP_TOL, Claim, ClaimResult, Measurement, combine
+from ._base import Claim, ClaimResult, Measurement, combine
 
 __all__ = [
     "CLAIMS",
-    "FP_TOL",
     "MARKER_RE",
     "TEST_DIRS",
     "Claim",

@@ -23,10 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..tables import pct  # noqa: F401  (re-exported: the claims' descriptions format rates with it)
-from ..theory import FP_TOL  # noqa: F401  (re-exported: the claims' rules use it)
-
-__all__ = ["AGGREGATORS", "FP_TOL", "Claim", "ClaimResult", "Measurement", "combine", "fmt", "pct"]
+__all__ = ["AGGREGATORS", "Claim", "ClaimResult", "Measurement", "combine", "fmt"]
 
 
 

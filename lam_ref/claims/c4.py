@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..covering import connected_components_map
+from ..theory import measure_substitution
 from ._base import Claim, Measurement, fmt
-from .def1 import measure_substitution
 
 __all__ = ["CLAIM", "MAX_ROWS"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..theory import top_k_cover  # noqa: F401  (re-exported: their former home)
+from ..theory import top_k_cover
 from ._base import Claim, Measurement
 
-__all__ = ["CLAIM", "QUERIES", "top_k_cover"]
+__all__ = ["CLAIM", "QUERIES"]
 
 #: Queries checked per set (the first ones of the set's random queries).
 QUERIES = 64

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..theory import map_entropy  # noqa: F401  (re-exported: their former home)
+from ..theory import map_entropy
 from ._base import Claim, Measurement, fmt
 
-__all__ = ["CLAIM", "BITS_TOL", "map_entropy", "sources"]
+__all__ = ["CLAIM", "BITS_TOL", "sources"]
 
 #: Round-off allowed in an identity or inequality between entropies (bits).
 BITS_TOL = 1e-9

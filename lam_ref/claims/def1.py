@@ -9,10 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..theory import SubstitutionCheck, measure_substitution  # noqa: F401  (re-exported: their former home)
 from ._base import Claim, Measurement, fmt
 
-__all__ = ["CLAIM", "SubstitutionCheck", "measure_substitution"]
+__all__ = ["CLAIM"]
 
 
 def measure(ctx) -> Measurement:

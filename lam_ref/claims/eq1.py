@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..theory import eq1_residuals  # noqa: F401  (re-exported: their former home)
+from ..theory import eq1_residuals
 from ._base import Claim, Measurement, fmt
 
-__all__ = ["CLAIM", "eq1_residuals"]
+__all__ = ["CLAIM"]
 
 
 def measure(ctx) -> Measurement:

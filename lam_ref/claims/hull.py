@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..theory import HullDeficit, hull_deficit  # noqa: F401  (re-exported: their former home)
-from ._base import FP_TOL, Claim, Measurement, fmt
+from ..theory import FP_TOL
+from ._base import Claim, Measurement, fmt
 
-__all__ = ["CLAIM", "HULL_TOL", "HullDeficit", "hull_deficit"]
+__all__ = ["CLAIM", "HULL_TOL"]
 
 #: Tolerance of the QP: the best query found may exceed the solved supremum, and the supremum
 #: its certified lower bound, by at most this (the solver's own accuracy).

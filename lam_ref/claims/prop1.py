@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..theory import RankDeficit, rank_deficits  # noqa: F401  (re-exported: their former home)
-from ._base import FP_TOL, Claim, Measurement, fmt
+from ..theory import FP_TOL, rank_deficits
+from ._base import Claim, Measurement, fmt
 from .cor1 import QUERIES
 
-__all__ = ["CLAIM", "RankDeficit", "rank_deficits"]
+__all__ = ["CLAIM"]
 
 
 def measure(ctx) -> Measurement:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..theory import is_packing  # noqa: F401  (re-exported: their former home)
+from ..theory import is_packing
 from ._base import Claim, Measurement, fmt
 
-__all__ = ["CLAIM", "is_packing"]
+__all__ = ["CLAIM"]
 
 
 def measure(ctx) -> Measurement:

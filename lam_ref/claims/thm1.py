@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..theory import adversarial_queries, random_queries, score_deficits  # noqa: F401  (re-exported: their former home)
-from ._base import FP_TOL, Claim, Measurement, fmt
+from ..theory import FP_TOL
+from ._base import Claim, Measurement, fmt
 
-__all__ = ["CLAIM", "adversarial_queries", "random_queries", "score_deficits"]
+__all__ = ["CLAIM"]
 
 
 def measure(ctx) -> Measurement:

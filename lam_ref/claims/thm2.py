@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..geometry import t_prime
-from ._base import Claim, Measurement, fmt, pct
+from ..tables import pct
+from ._base import Claim, Measurement, fmt
 
 __all__ = ["CLAIM", "rates"]
 

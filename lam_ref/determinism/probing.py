@@ -11,6 +11,7 @@ tabled in docs/determinism.md).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -275,6 +276,31 @@ def check_options(batch_sizes: Sequence[Any] = DEFAULT_BATCH_SIZES, thresholds: 
     return bss, ts, device, threads, lay, ref
 
 
+class _EncoderHorizon:
+    """The window cutter's view of ``encoder`` (:class:`~lam_ref.text.chunking.Horizon`: its own
+    tokenizer and input limit, SPEC §3.4; the weights do not matter), loaded at the first window
+    cut: after the inputs are checked, as before any encoder loads."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @functools.cached_property
+    def _encoder(self) -> Any:
+        from ..text.encoders import get_encoder
+
+        return get_encoder(self.name, "cpu")
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self._encoder.max_tokens
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int] | None:
+        return self._encoder.token_lengths(texts)
+
+    def piece_spans(self, text: str) -> list[tuple[int, int]] | None:
+        return self._encoder.piece_spans(text)
+
+
 def probe(
     paths: Sequence[str],
     *,
@@ -292,6 +318,7 @@ def probe(
     fmt: str | None = None,
     backend: str = "torch",
     progress: Progress | None = None,
+    fit_window: bool = False,
     embeddings_out: dict[int, np.ndarray] | None = None,
     steps: Any = None,
 ) -> dict[str, Any]:
@@ -313,12 +340,15 @@ def probe(
         reference_batch_size: jitter is relative to it (default 64 when listed, else the first).
         scope: ``trajectory`` (SPEC §1: matching within a trajectory) or ``corpus``.
         window: window size in cl100k tokens.
+        fit_window: each window ends where ``encoder`` stops reading (SPEC §3.4), as ``compact``'s
+            default windows do (``lam-ref determinism probe`` passes its ``--window-fit``); ``False``:
+            fixed ``window``-token windows.
         fmt: loader format (default: detect per file).
         backend: the encoder backend, ``torch`` or ``onnx`` (SPEC §4.5; named in ``encoder.backend``).
         progress: a :data:`Progress` callback told of each step (serial probe only); ``None``: silent.
         embeddings_out: when a dict, receives the embedding matrix of every batch size.
         steps: where the steps run (``share``/``submit``/``gather``/``close``): ``None`` runs them
-            here, one after the other (:class:`InlineSteps`); :class:`lam_ref.distributed.cli.DaskSteps`
+            here, one after the other (:class:`InlineSteps`); :class:`lam_ref.distributed.files.DaskSteps`
             submits each (encoder load and description, one encoding per batch size, one jitter per
             batch size, one greedy per batch size and threshold) as a Dask task. The report is the
             same apart from timings and the ``distributed`` key.
@@ -333,7 +363,8 @@ def probe(
                                                        jitter_bound, reference_batch_size, backend)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    corpus = load_corpus(paths, window=window, fmt=fmt, scope=scope)
+    horizon = _EncoderHorizon(encoder) if fit_window else None
+    corpus = load_corpus(paths, window=window, fmt=fmt, scope=scope, horizon=horizon)
     timings["chunk_s"] = time.perf_counter() - t0
     own = steps is None
     if own:
