@@ -44,7 +44,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from ..geometry import LamValueError
+from ..geometry import LamValueError, short_repr
 
 __all__ = ["SUFFIX", "SchemaError", "errors", "load", "names", "validate"]
 
@@ -89,11 +89,6 @@ def _field(path: Any) -> str:
     return out
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 3] + "..."
-
-
 def _message(err: Any) -> str:
     """One line for a jsonschema error, without the whole offending value."""
     v, kind, arg = err.instance, err.validator, err.validator_value
@@ -108,14 +103,14 @@ def _message(err: Any) -> str:
         want = "/".join(arg) if isinstance(arg, list) else arg
         return f"has type {type(v).__name__}, expected {want}"
     if kind == "const":
-        return f"{_short(v)} is not {arg!r}"
+        return f"{short_repr(v, _MAX_VALUE)} is not {arg!r}"
     if kind == "not":
-        return f"{_short(v)} is refused: {err.schema.get('description', 'a value this schema excludes')}"
+        return f"{short_repr(v, _MAX_VALUE)} is refused: {err.schema.get('description', 'a value this schema excludes')}"
     if kind == "enum":
-        return f"{_short(v)} is not one of {', '.join(map(repr, arg))}"
+        return f"{short_repr(v, _MAX_VALUE)} is not one of {', '.join(map(repr, arg))}"
     if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "minItems", "maxItems",
                 "minLength", "maxLength", "pattern"):
-        return f"{_short(v)} fails {kind} {arg!r}"
+        return f"{short_repr(v, _MAX_VALUE)} fails {kind} {arg!r}"
     msg = " ".join(str(err.message).split())
     return msg if len(msg) <= 160 else msg[:157] + "..."
 

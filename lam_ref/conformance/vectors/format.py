@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ...geometry import short_repr
+
 __all__ = [
     "VectorFormatError",
     "decode_array",
@@ -54,7 +56,7 @@ def encode_array(a: Any, dtype: str = "float32") -> dict[str, Any]:
 
 def decode_array(obj: Any, where: str) -> np.ndarray:
     if not isinstance(obj, dict) or set(obj) != {"dtype", "shape", "hex"}:
-        raise VectorFormatError(f"{where}: an array must be {{dtype, shape, hex}}, got {_short(obj)}")
+        raise VectorFormatError(f"{where}: an array must be {{dtype, shape, hex}}, got {short_repr(obj, 60)}")
     dtype = _DTYPES.get(obj["dtype"])
     if dtype is None:
         raise VectorFormatError(f"{where}: dtype {obj['dtype']!r} is not one of {sorted(_DTYPES)}")
@@ -74,7 +76,7 @@ def encode_bytes(b: bytes) -> str:
 
 def decode_bytes(text: Any, where: str) -> bytes:
     if not isinstance(text, str) or len(text) % 2 or any(c not in "0123456789abcdef" for c in text):
-        raise VectorFormatError(f"{where}: bytes must be lowercase hex of even length, got {_short(text)}")
+        raise VectorFormatError(f"{where}: bytes must be lowercase hex of even length, got {short_repr(text, 60)}")
     return bytes.fromhex(text)
 
 
@@ -96,7 +98,7 @@ def encode_ints(values: Any) -> Any:
 def decode_ints(obj: Any, where: str) -> np.ndarray:
     if isinstance(obj, list):
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in obj):
-            raise VectorFormatError(f"{where}: an int list must hold integers only, got {_short(obj)}")
+            raise VectorFormatError(f"{where}: an int list must hold integers only, got {short_repr(obj, 60)}")
         return np.asarray(obj, dtype=np.int64).reshape(-1)
     if isinstance(obj, dict) and set(obj) == {"runs"} and isinstance(obj["runs"], list):
         parts = []
@@ -104,13 +106,13 @@ def decode_ints(obj: Any, where: str) -> np.ndarray:
         for r in obj["runs"]:
             if not (isinstance(r, list) and len(r) == 3 and all(isinstance(x, int) and not isinstance(x, bool) for x in r)
                     and r[1] >= 0):
-                raise VectorFormatError(f"{where}: a run must be [start, count >= 0, step], got {_short(r)}")
+                raise VectorFormatError(f"{where}: a run must be [start, count >= 0, step], got {short_repr(r, 60)}")
             total += r[1]
             if total > MAX_ELEMENTS:
                 raise VectorFormatError(f"{where}: runs describe more than {MAX_ELEMENTS} values")
             parts.append(r[0] + r[2] * np.arange(r[1], dtype=np.int64))
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    raise VectorFormatError(f"{where}: ints must be a list or {{runs}}, got {_short(obj)}")
+    raise VectorFormatError(f"{where}: ints must be a list or {{runs}}, got {short_repr(obj, 60)}")
 
 
 def decode_embeddings(obj: Any, where: str) -> np.ndarray:
@@ -129,7 +131,7 @@ def decode_embeddings(obj: Any, where: str) -> np.ndarray:
         spec = obj["sign_patterns"]
         dim = spec.get("dim")
         if set(spec) != {"dim", "scale"} or not isinstance(dim, int) or isinstance(dim, bool) or not 1 <= dim <= 4096:
-            raise VectorFormatError(f"{where}.sign_patterns: dim must be an integer in [1, 4096], got {_short(spec)}")
+            raise VectorFormatError(f"{where}.sign_patterns: dim must be an integer in [1, 4096], got {short_repr(spec, 60)}")
         scale = decode_array(spec["scale"], f"{where}.sign_patterns.scale")
         if scale.shape != (1,) or scale.dtype != np.float32:
             raise VectorFormatError(f"{where}.sign_patterns.scale must be a float32 array of shape [1]")
@@ -159,9 +161,4 @@ def decode_scalar(x: Any, where: str) -> float:
         return _NONFINITE[x]
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return float(x)
-    raise VectorFormatError(f"{where}: a scalar must be a number or 'nan'/'inf'/'-inf', got {_short(x)}")
-
-
-def _short(obj: Any) -> str:
-    text = repr(obj)
-    return text if len(text) <= 60 else text[:57] + "..."
+    raise VectorFormatError(f"{where}: a scalar must be a number or 'nan'/'inf'/'-inf', got {short_repr(x, 60)}")
