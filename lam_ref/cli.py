@@ -99,7 +99,7 @@ class OneLineErrors(argparse.ArgumentParser):
     ``lam-ref COMMAND: error: <problem> (lam-ref COMMAND --help for the usage)``, exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        from .commands._common import printable
+        from .tables import printable
 
         self.exit(2, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
 
@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .commands._common import printable
+    from .tables import printable
 
     parser = build_parser()
     args = parser.parse_args(argv)

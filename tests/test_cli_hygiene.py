@@ -373,7 +373,7 @@ def test_compare_shows_one_overall_bar_and_no_progress_turns_it_off(tmp_path, ca
 def test_the_bar_moves_during_one_files_encoding(tmp_path, monkeypatch, capsys):
     """Issue 23 §6: inside one file, the bar counts the windows the encoder has done (per batch, not
     only when the file ends). Plain-line mode with its interval at 0 shows every update."""
-    from lam_ref.commands._common import RunProgress
+    from lam_ref.commands._progress import RunProgress
 
     monkeypatch.setattr(RunProgress, "PLAIN_INTERVAL_S", 0.0)
     d = _corpus(tmp_path, 1)

@@ -13,7 +13,7 @@ import pytest
 
 from lam_ref.cli import build_parser, main
 from lam_ref.commands import compact as compact_cmd
-from lam_ref.commands._common import L0_STUB_RULES
+from lam_ref.commands._options import L0_STUB_RULES
 from lam_ref.tables import display_ids
 from lam_ref.text.chunking import DEFAULT_WINDOW
 from lam_ref.text.loaders import MAX_TURN, load_file
@@ -285,7 +285,7 @@ def _options(command: str) -> dict[str, object]:
 
 def test_trajectory_options_are_declared_once():
     """Issue 20 item 6: the trajectory-input options mean the same in every command that takes
-    them (declared once in commands/_common): ``--device`` (the encoder's) in compact, pairs, sweep
+    them (declared once in commands/_options): ``--device`` (the encoder's) in compact, pairs, sweep
     and compare, ``--window`` (cl100k tokens, default 512) in compact and pairs, and ``--l0-stubs``
     with the one list of rules in compact and sweep."""
     devices = {c: _options(c)["--device"] for c in ("compact", "pairs", "sweep", "compare")}

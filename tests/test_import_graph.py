@@ -12,7 +12,7 @@ The rules (``docs/spec-decisions.md``, "Layering"):
 * the command line is on top: nothing outside ``lam_ref/commands/`` and the two entry points
   (``lam_ref.cli``, ``lam_ref.demo``) imports ``lam_ref.commands``;
 * no module of ``lam_ref/commands/`` imports a command module: what commands share is a
-  ``_``-prefixed helper of ``lam_ref/commands/`` (``_common``, ``_compact_report``, ``_dask``),
+  ``_``-prefixed helper of ``lam_ref/commands/`` (``_options``, ``_paths``, ``_compact_report``, ``_dask``, ...),
   which imports no command either, or library code.
 
 And outside the package: no test but the command-line tests (``test_cmd_*``, ``test_cli_*``) and no

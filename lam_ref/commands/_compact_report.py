@@ -9,9 +9,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .._io import write_json
 from ..geometry import LamValueError
-from ..tables import display_ids, pct, short_id, table
-from ._common import config_line, printable, reuse_line, write_json
+from ..tables import display_ids, pct, printable, short_id, table
+from ._lines import config_line, reuse_line
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]

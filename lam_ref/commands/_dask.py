@@ -15,12 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .._io import write_json
 from ..distributed.corpus import compact_settings
 from ..distributed.files import DaskSteps, FileRun, map_files, where
 from ..distributed.files import file_run as _file_run
 from ..geometry import LamValueError
-from ..tables import display_ids, table
-from ._common import load_embeddings, printable, validate_output_dir, write_json
+from ..tables import display_ids, printable, table
+from ._embeddings import load_embeddings
+from ._paths import validate_output_dir
 
 __all__ = ["add_cluster_options", "file_run", "probe_steps", "refuse_serial_only", "run_compact", "run_substitute",
            "wants_cluster"]

@@ -30,9 +30,13 @@ from typing import Any
 
 import numpy as np
 
+from .._io import write_json
 from ..audit import MAX_EXACT, audit_output
 from ..geometry import LamValueError, validate_embeddings, validate_threshold
-from ._common import add_json, load_embeddings, table, validate_input_paths, validate_json_dest, write_json
+from ..tables import table
+from ._embeddings import load_embeddings
+from ._options import add_json
+from ._paths import validate_input_paths, validate_json_dest
 
 __all__ = ["register", "run"]
 

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from .._io import write_json
 from ..bands import band_recall
-from ._common import (
-    add_json,
-    add_mkdir,
-    load_embeddings,
-    table,
-    validate_input_paths,
-    validate_json_dest,
-    write_json,
-)
+from ..tables import table
+from ._embeddings import load_embeddings
+from ._options import add_json, add_mkdir
+from ._paths import validate_input_paths, validate_json_dest
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .._io import write_json
 from ..constants import default_data, measure_constants
 from ..geometry import LamValueError
-from ._common import add_encoder_backend, table, validate_output_file, write_json
+from ..tables import table
+from ._options import add_encoder_backend
+from ._paths import validate_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

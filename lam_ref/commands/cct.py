@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write
+from .._io import atomic_write, write_json
 from ..geometry import LamValueError
 from ..plots import pyplot
-from ._common import table, validate_output_file, write_json
+from ..tables import table
+from ._paths import validate_output_file
 
 LARGE_QUERIES = 5_000
 

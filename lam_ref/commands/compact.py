@@ -24,26 +24,6 @@ from ..text.pipeline import CompactionConfig, compact_trajectory, result_summary
 from ..text.records import OBSERVATION, TrajectoryFormatError
 from ..text.residuals import ResidualWriter, claim_residual_dir, result_problems, written_problems
 from ..text.reuse import EncodingCache
-from ._common import (
-    EmbeddingSaver,
-    RunProgress,
-    add_device,
-    add_encoder,
-    add_format,
-    add_json,
-    add_layer_options,
-    add_mkdir,
-    add_progress,
-    add_save_embeddings,
-    add_threshold,
-    compaction_config,
-    plan_trajectory_files,
-    planned_trajectories,
-    refuse_outputs_in_inputs,
-    validate_json_dest,
-    validate_output_dir,
-    validate_output_file,
-)
 from ._compact_report import (
     TABLE_LEGEND,
     finish_run,
@@ -52,6 +32,18 @@ from ._compact_report import (
     print_summary,
 )
 from ._dask import add_cluster_options, refuse_serial_only, run_compact, wants_cluster
+from ._embeddings import EmbeddingSaver
+from ._options import (
+    add_json,
+    add_mkdir,
+    add_save_embeddings,
+    add_threshold,
+    add_trajectory_run_options,
+    compaction_config,
+)
+from ._paths import refuse_outputs_in_inputs, validate_json_dest, validate_output_dir, validate_output_file
+from ._progress import RunProgress
+from ._trajectories import plan_trajectory_files, planned_trajectories
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -65,9 +57,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
     add_threshold(p)
-    add_encoder(p)
     p.add_argument("--layers", default="l1,l0", help="layer order: l1,l0 (default), l0,l1, l1 or l0")
-    add_format(p)
     add_json(p)
     p.add_argument("--residual-dir", metavar="DIR", help="write <id>.residual.jsonl and <id>.audit.json here")
     p.add_argument("--residual-format", choices=("jsonl", "native"), default="jsonl",
@@ -77,8 +67,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="replace the residual files an earlier run left in --residual-dir (default: refused)")
     add_mkdir(p)
     add_save_embeddings(p)
-    add_device(p)
-    add_layer_options(p)
+    add_trajectory_run_options(p)
     p.add_argument("--both-orders", action="store_true",
                    help="also run the other layer order (Table 12 ablation; L0->L1 encodes the L0 residual)")
     p.add_argument("--l2-rel-eb", type=float, default=DEFAULT_REL_EB, metavar="EB",
@@ -87,7 +76,6 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--no-l2", action="store_true", help="skip the L2 storage report")
     p.add_argument("--check", action="store_true",
                    help="verify δ̂ <= δ, the audit round trip and the L2 error bound; exit 1 on failure")
-    add_progress(p)
     add_cluster_options(p, scope=True)
     p.set_defaults(func=run)
     return p

@@ -47,6 +47,7 @@ import numpy as np
 
 from .. import evidence as E
 from .. import metrics as M
+from .._io import write_json
 from ..evidence import gold_key, load_gold
 from ..geometry import LamValueError, validate_threshold
 from ..metrics import validate_taus
@@ -66,31 +67,23 @@ from ..peers.compare import (
 )
 from ..peers.lam import run_lam
 from ..peers.masking import mask, validate_k
-from ..tables import pct, plural
+from ..tables import pct, plural, table
 from ..text.chunking import get_tokenizer
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, Encoded, encode_chunks
 from ..text.records import Trajectory
 from ..text.reuse import EncodingCache
-from ._common import (
-    RunProgress,
-    add_device,
-    add_encoder,
-    add_format,
+from ._lines import config_line, reuse_line
+from ._options import (
     add_json,
-    add_layer_options,
-    add_progress,
+    add_mkdir,
+    add_trajectory_run_options,
     compaction_config,
-    config_line,
-    loaded_trajectories,
-    plan_trajectory_files,
-    refuse_outputs_in_inputs,
-    reuse_line,
-    table,
-    validate_output_file,
-    write_json,
 )
+from ._paths import refuse_outputs_in_inputs, validate_output_file
+from ._progress import RunProgress
+from ._trajectories import loaded_trajectories, plan_trajectory_files
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -113,15 +106,12 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "easy, random, earliest (arrival order, ours)")
     p.add_argument("--gem-min-blocks", type=int, default=16, help="GEM leaves shorter histories unchanged (default 16)")
     p.add_argument("--lre-weights", metavar="PATH", help="LRE weights file (default: the shipped lre_weights.json)")
-    add_encoder(p)
-    add_device(p)
-    add_layer_options(p)
-    add_format(p)
+    add_trajectory_run_options(p)
     p.add_argument("--gold", metavar="PATCHES", help="gold patches (the formats of lam-ref sweep --gold)")
     p.add_argument("--taus", nargs="+", default=DEFAULT_TAUS, help="retention floors of ECR@τ (default 1.0 0.999 0.99 0.95)")
     add_json(p)
     p.add_argument("--plot", metavar="OUT.png", help="removal-vs-evidence plot (PNG, and SVG next to it); needs --gold")
-    add_progress(p)
+    add_mkdir(p)
     p.set_defaults(func=run)
     return p
 
@@ -169,13 +159,13 @@ def validate_args(args: argparse.Namespace) -> Plan:
     _int(args.batch_size, "--batch-size", 1)
     config = compaction_config(args, l2_rel_eb=None)
     if args.json and args.json != "-":
-        validate_output_file(args.json, "--json")
+        validate_output_file(args.json, "--json", mkdir=getattr(args, "mkdir", False))
     if args.plot:
         if Path(args.plot).suffix.lower() != ".png":
             raise LamValueError(f"--plot must name a .png file (the .svg is written next to it), got {args.plot!r}")
         if not args.gold:
             raise LamValueError(f"--plot {args.plot!r} needs --gold (the plot's y axis is evidence retained)")
-        validate_output_file(args.plot, "--plot")
+        validate_output_file(args.plot, "--plot", mkdir=getattr(args, "mkdir", False))
     return Plan(methods, ops, taus, seeds, config)
 
 

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..geometry import LamValueError
-from ._common import add_mkdir, validate_input_paths, validate_json_dest
+from ._options import add_mkdir
+from ._paths import validate_input_paths, validate_json_dest
 
 #: Default deadline of one check (and of loading the implementation), in seconds.
 CHECK_TIMEOUT = 300.0
@@ -62,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _list() -> int:
     from ..conformance import CHECKS
-    from ._common import table
+    from ..tables import table
 
     rows = [[c.id, c.claim, ", ".join(c.profiles), c.spec, ", ".join(c.parts), "yes" if c.complete_only else ""] for c in CHECKS]
     print(table(rows, ["check", "claim", "profiles", "SPEC item", "parts", "COMPLETE only"]))

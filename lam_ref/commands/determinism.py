@@ -9,24 +9,20 @@ import time
 from pathlib import Path
 
 from .. import determinism as det
+from .._io import write_json
 from ..geometry import LamValueError
-from ._common import (
-    RunProgress,
-    add_encoder_backend,
-    add_mkdir,
-    add_progress,
-    table,
-    validate_output_dir,
-    validate_output_file,
-    write_json,
-)
+from ..tables import table
 from ._dask import add_cluster_options, probe_steps
+from ._options import add_mkdir, add_trajectory_run_options, compaction_config
+from ._paths import validate_output_dir, validate_output_file
+from ._progress import RunProgress
 
 
 def _add_probe_options(p: argparse.ArgumentParser, *, device: bool) -> None:
-    """The probe's options (``probe`` and ``matrix``; docs/determinism.md's option table)."""
-    p.add_argument("--encoder", default="all-MiniLM-L6-v2",
-                    help="all-MiniLM-L6-v2 (default), a sentence-transformers name or local folder, or hash")
+    """The probe's options (``probe`` and ``matrix``; docs/determinism.md's option table): the run
+    options every trajectory command takes (:func:`add_trajectory_run_options`: the same windows as
+    ``compact`` by default), and the probe's own (batch sizes, thresholds, precision, ...)."""
+    add_trajectory_run_options(p, batch_size=False, device=False)
     p.add_argument("--batch-sizes", default=",".join(map(str, det.DEFAULT_BATCH_SIZES)),
                     help="comma-separated encoding batch sizes (default 8,16,32,64,128,256)")
     p.add_argument("--thresholds", default=",".join(map(str, det.DEFAULT_THRESHOLDS)),
@@ -34,7 +30,6 @@ def _add_probe_options(p: argparse.ArgumentParser, *, device: bool) -> None:
     p.add_argument("--dtype", default="float32", help="encoder precision: float32 (default), bfloat16, float16")
     p.add_argument("--threads", default=None,
                    help="torch CPU threads, ONNX Runtime's too with --encoder-backend onnx (default: torch's choice)")
-    add_encoder_backend(p)
     if device:
         p.add_argument("--device", default="cpu", help="cpu (default) or cuda (encoder, greedy rule, codec)")
     p.add_argument("--layers", default="l1,l2", help="l1 (decisions, margins) and/or l2 (codec digests); default l1,l2")
@@ -44,8 +39,6 @@ def _add_probe_options(p: argparse.ArgumentParser, *, device: bool) -> None:
                          "the jitter between machines and CPU kernels)")
     p.add_argument("--reference-batch-size", default=None, help="jitter is relative to it (default 64)")
     p.add_argument("--scope", default="trajectory", help="trajectory (default: matching within a trajectory) or corpus")
-    p.add_argument("--window", type=int, default=512, help="window size in cl100k tokens (default 512)")
-    p.add_argument("--format", default=None, help="loader (default: detect per file)")
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -57,7 +50,6 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pr.add_argument("--json", metavar="OUT", help="write the report here (atomically; required)")
     pr.add_argument("--out", dest="out_deprecated", metavar="OUT", help=argparse.SUPPRESS)  # deprecated alias of --json
     _add_probe_options(pr, device=True)
-    add_progress(pr)
     add_cluster_options(pr, resume=False, tile=False)
     pr.set_defaults(func=run_probe)
 
@@ -82,7 +74,6 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     help="reuse the reports and embeddings an interrupted run left in DIR (needs --keep-embeddings)")
     mx.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds per configuration (default none)")
     _add_probe_options(mx, device=False)
-    add_progress(mx)
     mx.set_defaults(func=run_matrix)
 
     cp = dsub.add_parser("compare", help="one table across reports; exit 0 if every digest agrees, 1 if not")
@@ -187,7 +178,12 @@ def _probe(args: argparse.Namespace, steps: object) -> dict:
 
 
 def _probe_kwargs(args: argparse.Namespace) -> dict:
-    """The probe's keyword arguments from the shared options, parsed (errors name the option)."""
+    """The probe's keyword arguments from the shared options, parsed (errors name the option); the
+    windows are the run's :class:`~lam_ref.text.pipeline.CompactionConfig`'s, as in ``compact``. The
+    probe's decisions are Algorithm 2's exhaustive greedy, whose map every driver and candidate
+    search of the config equals (SPEC §5), and it runs no L0: ``--driver``, ``--exhaustive`` and
+    ``--l0-stubs`` change nothing it records."""
+    config = compaction_config(args)
     return {
         "encoder": args.encoder,
         "batch_sizes": _split(args.batch_sizes, "--batch-sizes"),
@@ -198,7 +194,8 @@ def _probe_kwargs(args: argparse.Namespace) -> dict:
         "jitter_bound": _float(args.jitter, "--jitter"),
         "reference_batch_size": _int(args.reference_batch_size, "--reference-batch-size"),
         "scope": args.scope,
-        "window": args.window,
+        "window": config.window,
+        "fit_window": config.fit_window,
         "fmt": args.format,
         "backend": args.encoder_backend,
     }

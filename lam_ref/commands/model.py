@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import costmodel as cm
+from .._io import write_json
 from ..geometry import LamValueError
 from ..plots import pyplot
-from ._common import table, validate_json_dest, validate_output_file, write_json
+from ..tables import table
+from ._paths import validate_json_dest, validate_output_file
 
 _TITLES = {
     "2": "Table 2: mean modelled latency per turn (s), 1,453 growth turns, Llama-3.1-8B",

@@ -2,8 +2,9 @@
 corpus (the paper's near-duplicate control on LoCoMo, App. K: 2 pairs at cosine >= 0.95 among
 17,296,021 with bge-base; SPEC §1, §2).
 
-Windows are made and encoded exactly as ``lam-ref compact`` makes them (512-token cl100k windows of
-the observation records, SPEC §3, §4). A pair ``(i, j)`` is within δ iff the merge rule of SPEC §2
+Windows are made and encoded exactly as ``lam-ref compact`` makes them, from the same options
+(cl100k windows of the observation records of at most ``--window`` tokens, fitted to the encoder by
+default; SPEC §3, §4). A pair ``(i, j)`` is within δ iff the merge rule of SPEC §2
 holds: ``sum((e_i - e_j)**2) <= 2 - 2t`` in float64, inclusive. Without ``--pool`` only pairs inside
 one trajectory count (LAM never matches across trajectories); with ``--pool`` every pair of the
 corpus counts, within and across trajectories, and the report splits the two. The closest pairs are
@@ -18,38 +19,28 @@ from typing import Any
 
 import numpy as np
 
+from .._io import write_json
 from ..geometry import LamValueError, delta_from_t, validate_threshold
 from ..pairs import near_pairs
-from ..tables import plural
+from ..tables import plural, printable, table
 from ..text.chunking import get_tokenizer
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import encode_chunks
 from ..text.reuse import EncodingCache
-from ._common import (
-    EmbeddingSaver,
-    RunProgress,
-    add_device,
-    add_encoder,
-    add_format,
+from ._embeddings import EmbeddingSaver
+from ._lines import reuse_line
+from ._options import (
     add_json,
     add_mkdir,
-    add_progress,
-    add_reuse,
     add_save_embeddings,
     add_threshold,
-    add_window,
-    plan_trajectory_files,
-    planned_trajectories,
-    printable,
-    refuse_outputs_in_inputs,
-    reuse_line,
-    table,
-    validate_batch_size,
-    validate_json_dest,
-    validate_output_file,
-    write_json,
+    add_trajectory_run_options,
+    compaction_config,
 )
+from ._paths import refuse_outputs_in_inputs, validate_json_dest, validate_output_file
+from ._progress import RunProgress
+from ._trajectories import plan_trajectory_files, planned_trajectories
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -66,15 +57,10 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, help="closest pairs to list with their texts (default 10)")
     p.add_argument("--top-distinct", action="store_true",
                    help="list only pairs whose window texts differ (exact copies are still counted)")
-    add_encoder(p)
-    add_device(p)
-    add_window(p)
-    add_format(p)
+    add_trajectory_run_options(p)
     add_json(p)
     add_mkdir(p)
     add_save_embeddings(p)
-    add_reuse(p)
-    add_progress(p)
     p.set_defaults(func=run)
     return p
 
@@ -86,7 +72,7 @@ def _snippet(text: str, width: int = 100) -> str:
 
 def run(args: argparse.Namespace) -> int:
     t = validate_threshold(args.threshold, "--threshold")
-    validate_batch_size(args.batch_size)
+    config = compaction_config(args, threshold=t)
     if isinstance(args.top, bool) or args.top < 0:
         raise LamValueError(f"--top must be an integer >= 0, got {args.top!r}")
     files = plan_trajectory_files(args.paths, args.format, "pairs")
@@ -97,20 +83,20 @@ def run(args: argparse.Namespace) -> int:
     if args.save_embeddings:
         validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
     encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
-    tok = get_tokenizer()
+    tok = get_tokenizer(config.tokenizer)
     saver = EmbeddingSaver(args.save_embeddings or "unused.npy")
     failures: list[LoadFailure] = []
     texts: list[str] = []
     where: list[tuple[str, int, int]] = []  # (trajectory id, window id, record index)
     groups: list[int] = []
     progress = RunProgress(len(files), enabled=not args.no_progress, desc="pairs")
-    reuse = EncodingCache(enabled=not args.no_reuse)  # one per run (SPEC §4.4)
+    reuse = EncodingCache(enabled=config.reuse)  # one per run (SPEC §4.4)
     try:
         for g, item in enumerate(planned_trajectories(files, args.format, "pairs", failures, progress,
                                                       show_warnings=False)):
             its = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
-            enc = encode_chunks(its, encoder, tok, window=args.window, batch_size=args.batch_size, reuse=reuse,
-                                on_batch=progress.encoding)
+            enc = encode_chunks(its, encoder, tok, window=config.window, batch_size=config.batch_size,
+                                fit=config.fit_window, reuse=reuse, on_batch=progress.encoding)
             saver.add(item.id, enc)
             texts.extend(c.text for c in enc.chunks)
             where.extend((item.id, c.id, c.record) for c in enc.chunks)

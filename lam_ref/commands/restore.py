@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._io import write_json, write_jsonl
 from ..geometry import LamValueError
-from ..tables import table
+from ..tables import printable, table
 from ..text.residuals import (
     AUDIT_SUFFIX,
     audit_files,
@@ -32,16 +33,8 @@ from ..text.residuals import (
     restore_one,
     write_native_original,
 )
-from ._common import (
-    add_json,
-    add_mkdir,
-    printable,
-    validate_input_paths,
-    validate_json_dest,
-    validate_output_dir,
-    write_json,
-    write_jsonl,
-)
+from ._options import add_json, add_mkdir
+from ._paths import validate_input_paths, validate_json_dest, validate_output_dir
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

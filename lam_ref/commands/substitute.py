@@ -6,21 +6,15 @@ import argparse
 
 import numpy as np
 
-from .._io import atomic_write
+from .._io import atomic_write, write_json
 from ..determinism import device_kwargs
 from ..digest import fmt17
 from ..substitution import oracle, substitute
-from ._common import (
-    add_json,
-    add_mkdir,
-    load_embeddings,
-    table,
-    validate_input_paths,
-    validate_json_dest,
-    validate_output_file,
-    write_json,
-)
+from ..tables import table
 from ._dask import add_cluster_options, refuse_serial_only, run_substitute, wants_cluster
+from ._embeddings import load_embeddings
+from ._options import add_json, add_mkdir
+from ._paths import validate_input_paths, validate_json_dest, validate_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

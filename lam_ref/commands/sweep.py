@@ -38,6 +38,7 @@ import sys
 from typing import Any
 
 from .. import metrics as M
+from .._io import write_json
 from ..distributed.files import map_files
 from ..evidence import gold_digest, load_gold
 from ..geometry import LamValueError, validate_threshold
@@ -51,34 +52,10 @@ from ..sweep import (
     sweep_file,
     sweep_row,
 )
-from ..tables import pct, plural
+from ..tables import pct, plural, table
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
-from ..text.pipeline import CompactionConfig
 from ..text.reuse import EncodingCache
-from ._common import (
-    EmbeddingSaver,
-    RunProgress,
-    add_device,
-    add_encoder,
-    add_format,
-    add_json,
-    add_l0_stubs,
-    add_mkdir,
-    add_progress,
-    add_reuse,
-    add_save_embeddings,
-    l0_net_positive,
-    plan_trajectory_files,
-    planned_trajectories,
-    refuse_outputs_in_inputs,
-    reuse_line,
-    table,
-    validate_batch_size,
-    validate_json_dest,
-    validate_output_file,
-    write_json,
-)
 from ._compact_report import parse_layers
 from ._dask import (
     add_cluster_options,
@@ -88,6 +65,18 @@ from ._dask import (
     refuse_serial_only,
     wants_cluster,
 )
+from ._embeddings import EmbeddingSaver
+from ._lines import reuse_line
+from ._options import (
+    add_json,
+    add_mkdir,
+    add_save_embeddings,
+    add_trajectory_run_options,
+    compaction_config,
+)
+from ._paths import refuse_outputs_in_inputs, validate_json_dest, validate_output_file
+from ._progress import RunProgress
+from ._trajectories import plan_trajectory_files, planned_trajectories
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -97,22 +86,17 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
     p.add_argument("--thresholds", "-t", type=float, nargs="+", default=[0.99, 0.98, 0.96, 0.95, 0.90],
                    help="cosine thresholds in [-1, 1] (default: Table 3's 0.99 0.98 0.96 0.95 0.90)")
-    add_encoder(p)
     p.add_argument("--layers", default="l1,l0", help="layer order (default l1,l0)")
-    add_format(p)
     p.add_argument("--gold", metavar="PATH",
                    help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory")
     p.add_argument("--taus", type=str, nargs="+", default=["1.0", "0.999", "0.99", "0.95"],
                    help="retention floors τ in [0, 1] for ECR@τ, exact (0.999 or 999/1000; default 1.0 0.999 0.99 0.95)")
     p.add_argument("--recall-k", type=int, default=10,
                    help="k of recall@k and of the QA evidence hit rate (default 10; 0 to skip)")
-    add_l0_stubs(p)
-    add_reuse(p)
-    add_device(p)
+    add_trajectory_run_options(p)
     add_json(p, "rows")
     add_mkdir(p)
     add_save_embeddings(p)
-    add_progress(p)
     add_cluster_options(p, tile=False)
     p.set_defaults(func=run)
     return p
@@ -124,13 +108,13 @@ def validate_args(args: argparse.Namespace) -> SweepPlan:
     taus = validate_taus(args.taus)
     if isinstance(args.recall_k, bool) or not isinstance(args.recall_k, int) or args.recall_k < 0:
         raise LamValueError(f"--recall-k must be an integer >= 0 (0 skips retrieval), got {args.recall_k!r}")
-    validate_batch_size(args.batch_size)
-    net_positive = l0_net_positive(args)
     try:
         layers = parse_layers(args.layers)
-        configs = [CompactionConfig(threshold=t, layers=layers, batch_size=args.batch_size, per_layer=False,
-                                    l0_net_positive=net_positive, reuse=not getattr(args, "no_reuse", False))
-                   for t in thresholds]
+    except LamValueError as exc:
+        raise LamValueError(f"--layers must be l1,l0, l0,l1, l1 or l0, got {args.layers!r} ({exc})") from exc
+    compaction_config(args)  # the shared options alone: an error names the option (--batch-size, --window, ...)
+    try:
+        configs = [compaction_config(args, threshold=t, layers=layers, per_layer=False) for t in thresholds]
     except LamValueError as exc:
         raise LamValueError(f"--layers must be l1,l0, l0,l1, l1 or l0, got {args.layers!r} ({exc})") from exc
     files = plan_trajectory_files(args.paths, args.format, "sweep")

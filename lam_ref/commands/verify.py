@@ -15,25 +15,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._io import write_json
 from ..geometry import LamValueError
-from ._common import (
-    RunProgress,
-    add_encoder_backend,
+from ..tables import table
+from ._embeddings import embeddings_ids_path, load_embeddings
+from ._lines import reuse_line
+from ._options import (
     add_json,
     add_mkdir,
-    add_progress,
-    add_reuse,
-    embeddings_ids_path,
-    load_embeddings,
-    plan_trajectory_files,
-    planned_trajectories,
-    refuse_outputs_in_inputs,
-    reuse_line,
-    table,
-    validate_input_paths,
-    validate_json_dest,
-    write_json,
+    add_trajectory_run_options,
+    compaction_config,
 )
+from ._paths import refuse_outputs_in_inputs, validate_input_paths, validate_json_dest
+from ._progress import RunProgress
+from ._trajectories import plan_trajectory_files, planned_trajectories
 
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -46,7 +41,6 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--threshold", "-t", type=float, default=0.95, help="cosine merge threshold t (default 0.95)")
     p.add_argument("--r", type=int, default=4, help="band width r of the compactor under test (default 4)")
     p.add_argument("--rel", type=float, default=0.2, help="quantizer step rel (default 0.2)")
-    p.add_argument("--exhaustive", action="store_true", help="verify exhaustive Algorithm 2 instead of banded")
     p.add_argument("--normalize", action="store_true", help="rescale .npy rows to unit norm first")
     p.add_argument("--queries", type=int, default=256, help="random unit queries per set (default 256)")
     p.add_argument("--top-k", type=int, default=10, help="k of COR1/PROP1 (default 10)")
@@ -58,15 +52,11 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--pool", action="store_true",
                    help="an .npy is one set even when the OUT.ids.json of --save-embeddings lies beside it "
                         "(default: one set per trajectory named there)")
-    p.add_argument("--format", help="trajectory loader (default: detect per file)")
-    p.add_argument("--encoder", default=None, help="encoder for trajectories (default: the real MiniLM)")
-    add_encoder_backend(p)
     p.add_argument("--limit", type=int, default=None, help="verify at most this many trajectories")
-    add_reuse(p)
+    add_trajectory_run_options(p)  # trajectories are cut and encoded as compact does; --exhaustive also for .npy
     p.add_argument("--per-set", action="store_true", help="also print one line per set")
     add_json(p)
     add_mkdir(p)
-    add_progress(p)
     p.set_defaults(func=run)
     return p
 
@@ -137,20 +127,20 @@ def _npy_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[str, An
 def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[str, Any]):
     try:
         from ..text.chunking import get_tokenizer
-        from ..text.encoders import DEFAULT_ENCODER, get_encoder
+        from ..text.encoders import get_encoder
         from ..text.loaders import LoadFailure
-        from ..text.pipeline import CompactionConfig, encode_chunks
+        from ..text.pipeline import encode_chunks
         from ..text.reuse import EncodingCache
     except ImportError as exc:  # pragma: no cover - depends on the text layer being installed
         raise LamValueError(f"verifying trajectories needs lam_ref.text.pipeline, which is not importable: {exc}") from exc
     from ..verify import verify_set
 
-    config = CompactionConfig(threshold=args.threshold)
-    encoder = get_encoder(args.encoder or DEFAULT_ENCODER, None, args.encoder_backend)
+    config = compaction_config(args, threshold=args.threshold)
+    encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
     tok = get_tokenizer(config.tokenizer)
     meta["encoder"] = encoder.describe()
     meta["failures"] = []
-    reuse = EncodingCache(enabled=not getattr(args, "no_reuse", False))  # one per run (SPEC §4.4)
+    reuse = EncodingCache(enabled=config.reuse)  # one per run (SPEC §4.4)
     meta["encoding"] = {"windows_encoded": 0, "windows_reused": 0,
                         "reuse": "distinct-texts" if reuse.enabled else "none"}
     count = 0
@@ -163,7 +153,7 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
                 break
             items = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
             enc = encode_chunks(items, encoder, tok, window=config.window, batch_size=config.batch_size,
-                                reuse=reuse, on_batch=progress.encoding)
+                                fit=config.fit_window, reuse=reuse, on_batch=progress.encoding)
             meta["encoding"].update(windows_encoded=reuse.encoded, windows_reused=reuse.reused)
             progress.note(windows=len(enc.chunks), trajectories=1)
             if enc.embeddings.shape[0] == 0:

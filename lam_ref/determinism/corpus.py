@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..geometry import LamValueError, validate_positive_int
 
@@ -52,8 +53,9 @@ def _shown_path(path: str, roots: Sequence[str]) -> str:
 
 
 def load_corpus(paths: Sequence[str], *, window: int = 512, tokenizer: str = "cl100k_base", fmt: str | None = None,
-                scope: str = "trajectory") -> Corpus:
-    """Chunk the observation records of every trajectory under ``paths`` (SPEC §3).
+                scope: str = "trajectory", horizon: Any = None) -> Corpus:
+    """Chunk the observation records of every trajectory under ``paths`` (SPEC §3); with a
+    ``horizon`` (an encoder) each window ends where it stops reading (SPEC §3.4), as ``compact`` cuts.
 
     A file that fails to load is an error (a probe over part of its input would compare unlike
     with like); so is an input without any window.
@@ -78,7 +80,8 @@ def load_corpus(paths: Sequence[str], *, window: int = 512, tokenizer: str = "cl
         if isinstance(item, LoadFailure):
             raise LamValueError(f"trajectory file {item.path!s}: {item.error}")
         recs = item.records
-        chunks = chunk_records([(i, recs[i].turn, recs[i].text) for i in item.observation_indices], tok, window)
+        chunks = chunk_records([(i, recs[i].turn, recs[i].text) for i in item.observation_indices], tok, window,
+                               horizon=horizon)
         if not chunks:
             continue
         groups.append((len(texts), len(texts) + len(chunks)))

