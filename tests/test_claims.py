@@ -3,7 +3,9 @@ names a registered claim, every implementing name imports (the same check the do
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +93,44 @@ def test_ids_are_unique_and_well_formed():
     assert len({c.id for c in CLAIMS}) == len(CLAIMS), "duplicate ids in CLAIMS"
     with pytest.raises(ValueError, match="upper-case"):
         registry([Claim("thm1", "t", "s", "l", ())])
+
+
+#: Every claim id, in page order (issue 36 §5: the registry is found by scanning; none is lost).
+ALL_IDS = ["EQ1", "DEF1", "THM1", "HULL", "COR1", "PROP1", "COR2", "PROP2", "THM2", "COR3", "C4", "BAND", "GEMLINK",
+           "ONLINE", "AMDAHL", "ETA", "STAB", "GEM-A", "CCT-THM1", "CCT-COR2", "CCT-THM3", "CCT-COUNT", "CCT-KRAFT",
+           "CCT-BLOOM", "CCT-APPA", "CCT-LAM", "CCT-COVER"]
+
+
+def test_claims_are_found_by_scanning_the_package():
+    """Every claim is found by scanning ``lam_ref/claims`` (a measured claim's module ``CLAIM``, the
+    metadata-only ``claims.metadata.CLAIMS``), in page order; the measured ones are exactly those
+    with a module of their own, and each metadata-only claim has no module."""
+    import pkgutil
+
+    import lam_ref.claims as pkg
+    from lam_ref.claims import measured_claims
+    from lam_ref.claims.metadata import CLAIMS as METADATA
+
+    assert [c.id for c in CLAIMS] == ALL_IDS, [c.id for c in CLAIMS]
+    modules = {m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")} - {"metadata"}
+    own = {importlib.import_module(f"lam_ref.claims.{m}").CLAIM.id for m in modules}
+    assert own == {c.id for c in measured_claims()}, f"modules {sorted(own)} vs measured claims"
+    assert not any(c.measured_on_data for c in METADATA), "metadata.CLAIMS holds no measured claim"
+    assert {c.id for c in METADATA} | own == set(ALL_IDS), "every claim is in one of the two places"
+
+
+def test_a_claim_module_without_a_record_is_refused(tmp_path, monkeypatch):
+    """A claim module defining neither ``CLAIM`` nor ``CLAIMS`` fails the scan (never silently left out)."""
+    import lam_ref.claims as pkg
+
+    (tmp_path / "nothing_here.py").write_text("X = 1\n")
+    monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, "lam_ref.claims.nothing_here", raising=False)
+    try:
+        with pytest.raises(ImportError, match="nothing_here defines neither CLAIM nor CLAIMS"):
+            pkg._scan()
+    finally:
+        sys.modules.pop("lam_ref.claims.nothing_here", None)
 
 
 def test_docs_generator_fails_on_an_unknown_claim(tmp_path):

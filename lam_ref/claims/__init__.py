@@ -6,50 +6,23 @@ module-level ``pytestmark``). :func:`registry_problems` fails when a registered 
 a test names an unknown claim, or an implementing name does not import; the docs build
 (``docs/claims_page.py``) and ``tests/test_claims.py`` both call it.
 
-Adding a claim: one module ``lam_ref/claims/<id>.py`` defining ``CLAIM`` and one line in
-:data:`_MODULES`. A claim that ``lam-ref verify`` checks on data also gives its record a
-``measure``, the rule ``holds``, the ``aggregation`` of each measured key over sets and a
-``describe`` (see :mod:`lam_ref.claims._base`); :func:`lam_ref.verify.verify_set`,
+Adding a claim: one module ``lam_ref/claims/<id>.py`` defining ``CLAIM``, found by scanning the
+package, for a claim that ``lam-ref verify`` checks on data: its record has a ``measure``, the rule
+``holds``, the ``aggregation`` of each measured key over sets and a ``describe`` (see
+:mod:`lam_ref.claims._base`). A claim that is metadata only is one entry of
+:data:`lam_ref.claims.metadata.CLAIMS`; :func:`lam_ref.verify.verify_set`,
 :func:`lam_ref.verify.aggregate` and the printed table are loops over :func:`measured_claims`.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import (
-    amdahl,
-    band,
-    c4,
-    cct_appa,
-    cct_bloom,
-    cct_cor2,
-    cct_count,
-    cct_cover,
-    cct_kraft,
-    cct_lam,
-    cct_thm1,
-    cct_thm3,
-    cor1,
-    cor2,
-    cor3,
-    def1,
-    eq1,
-    eta,
-    gem_a,
-    gemlink,
-    hull,
-    online,
-    prop1,
-    prop2,
-    stab,
-    thm1,
-    thm2,
-)
 from ._base import Claim, ClaimResult, Measurement, combine
 
 __all__ = [
@@ -69,15 +42,27 @@ __all__ = [
 ]
 
 
-#: The claim modules, in the order of the claims page. Adding a claim: write
-#: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` and list the module here.
-_MODULES = (
-    eq1, def1, thm1, hull, cor1, prop1, cor2, prop2, thm2, cor3, c4, band, gemlink, online, amdahl, eta,
-    stab, gem_a,
-    cct_thm1, cct_cor2, cct_thm3, cct_count, cct_kraft, cct_bloom, cct_appa, cct_lam, cct_cover,
-)
+def _scan() -> list[Claim]:
+    """Every claim of the package, found by scanning it: the ``CLAIM`` of each module (a claim
+    ``lam-ref verify`` measures) and the ``CLAIMS`` of :mod:`lam_ref.claims.metadata` (those that are
+    metadata only), ordered by :attr:`Claim.rank`, then id. A module (not ``_``-prefixed) with
+    neither is an ``ImportError``: a misspelt record is never silently left out."""
+    found: list[Claim] = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        records = list(getattr(mod, "CLAIMS", ())) + ([mod.CLAIM] if hasattr(mod, "CLAIM") else [])
+        if not records:
+            raise ImportError(f"{mod.__name__} defines neither CLAIM nor CLAIMS")
+        found.extend(records)
+    return sorted(found, key=lambda c: (c.rank, c.id))
 
-CLAIMS: list[Claim] = [m.CLAIM for m in _MODULES]
+
+#: Every claim, in the order of the claims page (found by :func:`_scan`). Adding a claim: a module
+#: ``lam_ref/claims/<id>.py`` with ``CLAIM = Claim(...)`` (one ``lam-ref verify`` measures), or an
+#: entry of :data:`lam_ref.claims.metadata.CLAIMS` (metadata only).
+CLAIMS: list[Claim] = _scan()
 
 
 def measured_claims(claims: Iterable[Claim] | None = None) -> list[Claim]:

@@ -2,7 +2,7 @@
 :class:`ClaimResult`, and the per-key aggregation over sets (SPEC §11).
 
 A claim module (``lam_ref/claims/<id>.py``) defines ``CLAIM = Claim(...)``. A claim that
-``lam-ref verify`` checks on data also passes four parts to its record:
+``lam-ref verify`` checks on data passes four parts to its record:
 
 * ``measure(ctx)``: what is measured on one set (a :class:`~lam_ref.claims._context.SetContext`),
   returned as a :class:`Measurement` (or ``None``: not measured on this set);
@@ -14,7 +14,7 @@ A claim module (``lam_ref/claims/<id>.py``) defines ``CLAIM = Claim(...)``. A cl
 * ``describe(measured)``: the ``(measured, bound)`` strings of the printed table.
 
 A claim without ``measure`` is metadata only (checked by its tests and proofs, skipped by
-``lam-ref verify``).
+``lam-ref verify``): it has no module, only an entry of :data:`lam_ref.claims.metadata.CLAIMS`.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ class Claim:
     ``SPEC §n`` / "beyond the paper"), and ``implements``: dotted names of the functions or
     classes that realise or check it. The optional parts ``measure``, ``holds``,
     ``aggregation``, ``finish`` and ``describe`` make it a claim ``lam-ref verify`` checks on
-    data (module docstring)."""
+    data (module docstring). ``rank`` places it on the claims page and in verify's table
+    (ascending, ties by id; the paper's order, measured claims first)."""
 
     id: str
     title: str
@@ -91,6 +92,7 @@ class Claim:
     aggregation: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     finish: Callable[[dict[str, Any]], None] | None = None
     describe: Callable[[dict[str, Any]], tuple[str, str]] | None = None
+    rank: int = 0
 
     @property
     def measured_on_data(self) -> bool:

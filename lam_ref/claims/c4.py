@@ -52,4 +52,5 @@ CLAIM = Claim(
     holds=holds,
     aggregation=AGGREGATION,
     describe=describe,
+    rank=110,
 )

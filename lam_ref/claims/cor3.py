@@ -80,4 +80,5 @@ CLAIM = Claim(
     aggregation=AGGREGATION,
     finish=bits,
     describe=describe,
+    rank=100,
 )

@@ -45,4 +45,5 @@ CLAIM = Claim(
     holds=holds,
     aggregation=AGGREGATION,
     describe=describe,
+    rank=20,
 )

@@ -42,4 +42,5 @@ CLAIM = Claim(
     holds=holds,
     aggregation=AGGREGATION,
     describe=describe,
+    rank=10,
 )

@@ -56,4 +56,5 @@ CLAIM = Claim(
     holds=holds,
     aggregation=AGGREGATION,
     describe=describe,
+    rank=130,
 )

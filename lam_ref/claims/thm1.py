@@ -53,4 +53,5 @@ CLAIM = Claim(
     holds=holds,
     aggregation=AGGREGATION,
     describe=describe,
+    rank=30,
 )

@@ -82,4 +82,5 @@ CLAIM = Claim(
     aggregation=AGGREGATION,
     finish=rates,
     describe=describe,
+    rank=90,
 )
