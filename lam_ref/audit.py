@@ -35,7 +35,10 @@ from .geometry import (
 )
 from .substitution import substitute
 
-__all__ = ["MAX_EXACT", "audit_output"]
+__all__ = ["MAX_EXACT", "SCHEMA", "audit_output"]
+
+#: The report's schema (``lam_ref/schemas/lam_ref.audit.report.schema.json``, :mod:`lam_ref.schemas`).
+SCHEMA = "lam_ref.audit.report"
 
 #: Trajectories up to this many rows get the exact optimum by default (milp; tens of points).
 MAX_EXACT = 60
@@ -158,7 +161,7 @@ def audit_output(embeddings: Any, t: float, *, kept: Any = None, pi: Any = None,
                  "algorithm2": "kept" if alg2_mask[i] else f"deleted (represented by {int(alg2[i])})"}
     exact = [p for p in per_traj if p["optimum"] is not None]
     return {
-        "schema": "lam_ref.audit.report", "schema_version": 1,
+        "schema": SCHEMA, "schema_version": 1,
         "n": n, "dim": int(e.shape[1]), "trajectories": len(segs), "t": t, "delta": delta_from_t(t),
         "input": "pi" if given_pi is not None else "kept",
         "kept": int(mask.sum()), "deleted": int(deleted.size),

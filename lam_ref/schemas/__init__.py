@@ -12,6 +12,7 @@ and is described by a JSON Schema (draft 2020-12) shipped in this package as
 | ``lam_ref.conformance.report`` | ``lam-ref conform --json``, ``pytest --lam-report`` | docs/conformance.md |
 | ``lam_ref.determinism.report`` | ``lam-ref determinism probe`` / ``matrix`` | docs/determinism.md |
 | ``lam_ref.conformance.vectors`` | ``python -m lam_ref.conformance.vectors.generate`` (the test-vector files) | docs/vectors.md |
+| ``lam_ref.audit.report`` | ``lam-ref audit --json`` (:func:`lam_ref.audit.audit_output`) | docs/audit.md |
 
 A schema file's ``properties.schema`` is ``{"const": "<name>"}`` and its
 ``properties.schema_version`` lists the versions it describes (``const`` or ``enum``).
