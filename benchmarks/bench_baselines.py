@@ -87,7 +87,7 @@ def ratio_summary(num: list, den: list) -> dict:
 
 def machine() -> dict:
     """The CPU and the BLAS kernels in use (threadpoolctl's names), recorded with every figure."""
-    from lam_ref.determinism.provenance import cpu_model, kernel_config
+    from lam_ref.provenance import cpu_model, kernel_config
 
     k = kernel_config()
     return {"platform": platform.platform(), "cpu": cpu_model(), "cpus": os.cpu_count(), "numpy": np.__version__,

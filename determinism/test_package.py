@@ -1,5 +1,6 @@
 """The determinism package's layout (issue 20 items 2 and 3) and its kernel matrix (issue 22): the STAB
-margins stand alone (no torch, no subprocess), one provenance module asks the machine about itself,
+margins stand alone (no torch, no subprocess), one provenance module (lam_ref.provenance, outside the
+package) asks the machine about itself,
 every former public name still imports, one schema mechanism with one id convention, reports name no
 absolute path, and the kernel configurations are resolved against this CPU (unknown or unsupported:
 skipped with the reason, never an error)."""
@@ -70,20 +71,53 @@ def test_stab_margins_module_imports_only_geometry_statically():
 
 def test_nvidia_smi_is_named_in_exactly_one_file():
     """Issue 20 item 2: the machine facts live in one module; ``nvidia-smi`` is run from exactly one
-    file under lam_ref/ (lam_ref/determinism/provenance.py)."""
+    file under lam_ref/ (lam_ref/provenance.py)."""
     hits = sorted(p.relative_to(ROOT).as_posix() for p in PKG.rglob("*")
                   if p.is_file() and p.suffix in {".py", ".json", ".md", ".txt", ".c", ".sh"}
                   and "nvidia-smi" in p.read_text(encoding="utf-8", errors="replace"))
-    assert hits == ["lam_ref/determinism/provenance.py"], f"'nvidia-smi' appears in {hits}"
+    assert hits == ["lam_ref/provenance.py"], f"'nvidia-smi' appears in {hits}"
 
 
 def test_conformance_report_takes_its_machine_facts_from_provenance():
     """One provenance module serves both report writers: conformance/report.py has no subprocess and
-    no /proc/cpuinfo reading of its own and imports lam_ref.determinism.provenance."""
+    no /proc/cpuinfo reading of its own and imports lam_ref.provenance."""
     src = (PKG / "conformance" / "report.py").read_text(encoding="utf-8")
     mods = _imports(PKG / "conformance" / "report.py")
-    assert "..determinism.provenance" in mods, f"conformance/report.py imports {sorted(mods)}"
+    assert "..provenance" in mods, f"conformance/report.py imports {sorted(mods)}"
     assert "subprocess" not in mods and "/proc/cpuinfo" not in src, "a second copy of the machine facts"
+
+
+#: What the conformance report must not load (issue 36 §5): the probe's package (its encoder and
+#: corpus modules), the text pipeline's encoder side, and the encoder's libraries.
+NOT_FOR_THE_REPORT = ("lam_ref.determinism", "lam_ref.text.encoders", "lam_ref.text.backends", "lam_ref.text.loaders",
+                      "lam_ref.text.pipeline", "torch", "sentence_transformers", "transformers")
+
+
+def _loaded_by(module: str) -> list[str]:
+    """The modules a fresh interpreter holds after ``import module`` (besides what it had before)."""
+    code = ("import sys; before = set(sys.modules); import " + module + "\n"
+            "print('\\n'.join(sorted(set(sys.modules) - before)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, f"import {module} failed: {out.stderr[-2000:]}"
+    return out.stdout.split()
+
+
+def test_conformance_report_loads_no_encoder_or_corpus_module():
+    """Issue 36 §5: importing the conformance report loads its machine facts (lam_ref.provenance) and no
+    module of lam_ref.determinism (48 lam_ref modules, the encoder and corpus ones among them, when
+    provenance lived there), no encoder module and no torch."""
+    got = _loaded_by("lam_ref.conformance.report")
+    assert "lam_ref.provenance" in got, "the report's machine facts"
+    bad = [m for m in got if any(m == f or m.startswith(f + ".") for f in NOT_FOR_THE_REPORT)]
+    assert not bad, f"importing lam_ref.conformance.report loads {bad}"
+
+
+def test_the_forbidden_modules_are_what_the_probe_package_loads():
+    """The check above is not vacuous: importing lam_ref.determinism (provenance's former home) does
+    load the corpus and encoder modules it forbids."""
+    got = _loaded_by("lam_ref.determinism")
+    assert {"lam_ref.determinism.corpus", "lam_ref.determinism.encoder"} <= set(got), \
+        f"lam_ref.determinism loads {[m for m in got if m.startswith('lam_ref.')]}"
 
 
 @pytest.mark.parametrize("name", FORMER_NAMES)

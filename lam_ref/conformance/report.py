@@ -31,7 +31,7 @@ data) holds ``max_examples``, ``examples``, ``invalid``, ``failing``, ``properti
 ``lam_ref/schemas/lam_ref.conformance.report.schema.json`` and checked by :func:`validate_report`
 through :mod:`lam_ref.schemas` (the ``jsonschema`` package). Compatible additions keep
 ``schema_version``; anything else bumps it. The machine and git facts come from
-:mod:`lam_ref.determinism.provenance`, shared with the determinism reports.
+:mod:`lam_ref.provenance`, shared with the determinism reports.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import schemas as _schemas
-from ..determinism.provenance import cpu_model, git_state, gpu_model, library_versions
+from ..provenance import cpu_model, git_state, gpu_model, library_versions
 
 __all__ = [
     "OUTCOMES",

@@ -11,11 +11,13 @@ batch sizes, threads, precisions, devices, CPU kernels and machines (docs/determ
 | :mod:`~lam_ref.determinism.margins` | the STAB math: margins, jitter, at-risk decisions (numpy and geometry only) |
 | :mod:`~lam_ref.determinism.corpus` | the probe's input: windows of trajectories and the input identity |
 | :mod:`~lam_ref.determinism.encoder` | loading the encoder at a precision and device; weight identity; float16-stored copies |
-| :mod:`~lam_ref.determinism.provenance` | where a report was made: machine, GPU, git, libraries, kernels in use (shared with the conformance report) |
 | :mod:`~lam_ref.determinism.probing` | :func:`probe`: the report of one process |
 | :mod:`~lam_ref.determinism.report` | the report schema (``lam_ref.determinism.report``), :func:`load_report`, :func:`compare` |
 | :mod:`~lam_ref.determinism.kernels` | the CPU kernel configurations one machine can emulate (OpenBLAS core types, numpy SIMD, torch CPU capability) |
 | :mod:`~lam_ref.determinism.matrix` | :func:`~lam_ref.determinism.matrix.run_matrix`: one probe per kernel configuration in fresh processes, and the verdict over all |
+
+Where a report was made (machine, GPU, git, libraries, kernels in use) is :mod:`lam_ref.provenance`,
+shared with the conformance report.
 
 Every name below is importable from ``lam_ref.determinism`` as before the split into modules
 (``from lam_ref.determinism import probe, compare, decision_margins``), as well as from its
@@ -26,6 +28,7 @@ the former id ``"lam_ref.determinism/1"`` still load (:func:`load_report` migrat
 from __future__ import annotations
 
 from ..devices import DEVICES, require_cuda
+from ..provenance import execution_target, kernel_config
 from .corpus import SCOPES, Corpus, load_corpus
 from .encoder import DTYPES, encode_corpus, make_weights_copy, shown_folder, weights_identity
 from .margins import (
@@ -48,7 +51,6 @@ from .probing import (
     greedy_map,
     probe,
 )
-from .provenance import execution_target, kernel_config
 from .report import LEGACY_SCHEMA_IDS, SCHEMA, SCHEMA_VERSION, Comparison, compare, identity, load_report
 
 __all__ = [

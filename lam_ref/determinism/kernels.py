@@ -15,7 +15,7 @@ whose CPU features are missing, or an unknown name, is one row **skipped with th
 an error), and a configuration that runs exactly the kernels of an earlier one (``Zen`` runs
 OpenBLAS's ``Haswell`` kernels; the default runs ``SkylakeX`` on an AVX-512 CPU) is marked as the
 same. What actually runs is read in a fresh process (:func:`effective`, through threadpoolctl and
-:func:`lam_ref.determinism.provenance.kernel_config`), not assumed from the request.
+:func:`lam_ref.provenance.kernel_config`), not assumed from the request.
 
 ``python -m lam_ref.determinism.kernels [--configs A,B] -- [PYTEST-ARGS]`` runs pytest once per
 distinct configuration and prints one line each (``make portability``; ``--`` alone: the whole
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..geometry import LamValueError
-from .provenance import KERNEL_ENV, cpu_flags
+from ..provenance import KERNEL_ENV, cpu_flags
 
 __all__ = [
     "CONFIGURATIONS",
@@ -66,7 +66,7 @@ OPENBLAS_CORETYPES: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class KernelConfig:
     """One kernel configuration: a name, the environment it sets (after clearing every
-    kernel-selecting variable of :data:`~lam_ref.determinism.provenance.KERNEL_ENV` except thread
+    kernel-selecting variable of :data:`~lam_ref.provenance.KERNEL_ENV` except thread
     counts) and the CPU flags it needs."""
 
     name: str
@@ -81,7 +81,7 @@ class KernelConfig:
 
 def _numpy_avx512_targets() -> str:
     """numpy's dispatch targets that use AVX-512 (names differ between numpy versions)."""
-    from .provenance import kernel_config
+    from ..provenance import kernel_config
 
     simd = kernel_config()["numpy_simd"] or {"dispatch": []}
     return " ".join(t for t in simd["dispatch"] if "AVX512" in t or t == "X86_V4")
@@ -133,7 +133,7 @@ def config_env(config: KernelConfig, base: dict[str, str] | None = None) -> dict
 _PROBE_CODE = (
     "import json, numpy, sys\n"
     "if sys.argv[1] == 'torch':\n try:\n  import torch\n except Exception:\n  pass\n"
-    "from lam_ref.determinism.provenance import kernel_config\n"
+    "from lam_ref.provenance import kernel_config\n"
     "k = kernel_config()\n"
     "print(json.dumps({'openblas': k['openblas_coretype'], 'numpy': (k['numpy_simd'] or {}).get('enabled'),"
     " 'torch': k['torch_cpu_capability']}))\n"

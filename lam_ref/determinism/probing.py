@@ -4,7 +4,7 @@ margins, jitter, digests and where it ran (paper App. D; claim ``STAB``; docs/de
 :func:`probe` encodes every observation window once per batch size and records, per (batch size,
 threshold), the digests, the margins, the at-risk decisions (:mod:`lam_ref.determinism.margins`),
 the jitter relative to the reference batch size, the L2 codec's byte digests, the input identity
-and the execution target with its kernel configuration (:mod:`lam_ref.determinism.provenance`).
+and the execution target with its kernel configuration (:mod:`lam_ref.provenance`).
 The report's schema is :mod:`lam_ref.determinism.report` (``lam_ref/schemas/lam_ref.determinism.report.schema.json``,
 tabled in docs/determinism.md).
 """
@@ -26,6 +26,7 @@ from .. import codec as _codec
 from .. import digest as _digest
 from ..devices import require_cuda, validate_device
 from ..geometry import LamValueError, validate_embeddings, validate_positive_int, validate_threshold
+from ..provenance import execution_target
 from ..text.reuse import distinct_texts
 from .corpus import load_corpus
 from .encoder import DTYPES, encode_corpus, probe_encoder
@@ -38,7 +39,6 @@ from .margins import (
     jitter,
     risk_bound,
 )
-from .provenance import execution_target
 from .report import SCHEMA, SCHEMA_VERSION
 
 __all__ = [

@@ -13,7 +13,9 @@ absolute path: library files are named by their base name.
 
 ``subprocess`` is imported inside the two functions that run a program (``git``,
 ``nvidia-smi``), so that importing :mod:`lam_ref.determinism` starts no process and loads no
-``subprocess`` module (``determinism/test_package.py``).
+``subprocess`` module (``determinism/test_package.py``). It lives at the top of the package, not
+in :mod:`lam_ref.determinism`, so that the conformance report's machine facts load no encoder,
+corpus or probe module (issue 36 §5).
 """
 
 from __future__ import annotations
@@ -234,7 +236,7 @@ def execution_target(device: str = "cpu") -> dict[str, Any]:
     version and commit. The keys are listed in docs/determinism.md ("JSON schema")."""
     import numpy as np
 
-    from .. import __version__
+    from . import __version__
 
     commit, dirty = git_state(Path(__file__).resolve().parents[1])
     out: dict[str, Any] = {
