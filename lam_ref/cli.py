@@ -11,6 +11,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from types import ModuleType
 from typing import NoReturn
 
 from . import __version__
@@ -20,32 +21,33 @@ from .geometry import LamValueError
 #: unless the command states its own.
 EXIT_STATUS = "Exit status: 0 ok, 1 some inputs or checks failed, 2 usage error or unusable input."
 
-#: One example per command (and per subcommand of a group) for its ``--help``, unless the command
-#: gives its own; ``tests/test_cli_help.py`` fails for a command that has none.
-EXAMPLES: dict[str, str] = {
-    "audit": "lam-ref audit emb.npy --kept kept.npy -t 0.95 --json audit.json",
-    "bands": "lam-ref bands emb.npy --threshold 0.95 --r 4 8 --rel 0.01 0.02 --normalize",
-    "bench": "lam-ref bench constants --quick --out profile.json",
-    "bench constants": "lam-ref bench constants --out profile.json && lam-ref model --device profile.json",
-    "cct": "lam-ref cct thm3 --n 4 8 16 --eps 0 0.1",
-    "cct membership": "lam-ref cct membership --members 200 --queries 100 --json membership.json --plot membership",
-    "cct toy": "lam-ref cct toy --universe 4 --members 2 --max-bits 3",
-    "cct thm3": "lam-ref cct thm3 --n 4 8 16 --eps 0 0.1 --json thm3.json",
-    "compact": "lam-ref compact runs/ --residual-dir out/ --mkdir --json out/report.json --check",
-    "compare": "lam-ref compare runs/ --gold gold.json --json compare.json --plot compare.png",
-    "conform": "lam-ref conform --impl your_package.lam_adapter --json conformance.json",
-    "determinism": "lam-ref determinism compare here.json there.json",
-    "determinism probe": "lam-ref determinism probe runs/ --json probe.json --batch-sizes 1,32",
-    "determinism compare": "lam-ref determinism compare here.json there.json --json agreement.json",
-    "determinism matrix": "lam-ref determinism matrix runs/ --batch-sizes 8,64,256 --out matrix/",
-    "determinism weights": "lam-ref determinism weights --out minilm-fp16 --dtype float16",
-    "model": "lam-ref model --table 8 --device profile.json --json model.json --plot schedules.png",
-    "pairs": "lam-ref pairs runs/ --pool -t 0.95 --top 20",
-    "restore": "lam-ref restore out/ --out originals/ --mkdir",
-    "substitute": "lam-ref substitute emb.npy -t 0.95 --exhaustive --json result.json --map-out pi.npy",
-    "sweep": "lam-ref sweep runs/ -t 0.90 0.95 0.99 --json sweep.json",
-    "verify": "lam-ref verify emb.npy -t 0.95 --json verify.json",
-}
+def command_modules() -> dict[str, ModuleType]:
+    """The command modules by name: every module of ``lam_ref/commands/`` whose name does not start
+    with ``_``. Each registers the subcommand of its name (``register``) and declares the example
+    its ``--help`` shows (``EXAMPLES``, keyed by command line: ``"determinism probe"``); adding a
+    subcommand is one module here (docs/cli.md's table lists it)."""
+    from . import commands
+
+    return {info.name: importlib.import_module(f"{commands.__name__}.{info.name}")
+            for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name)
+            if not info.name.startswith("_")}
+
+
+def examples() -> dict[str, str]:
+    """One example per command (and per subcommand of a group), from the command modules'
+    ``EXAMPLES``; ``tests/test_cli_help.py`` fails for a command that has none."""
+    out: dict[str, str] = {}
+    for module in command_modules().values():
+        out.update(getattr(module, "EXAMPLES", {}))
+    return out
+
+
+def __getattr__(name: str) -> object:
+    """``EXAMPLES``: :func:`examples`, collected when first asked for (importing the command line
+    does not import every command)."""
+    if name == "EXAMPLES":
+        return examples()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _sentence(text: str) -> str:
@@ -70,10 +72,12 @@ class HabitsFormatter(argparse.HelpFormatter):
         return "\n\n".join(out)
 
 
-def apply_help_habits(parser: argparse.ArgumentParser, path: str = "") -> None:
+def apply_help_habits(parser: argparse.ArgumentParser, path: str = "", known: dict[str, str] | None = None) -> None:
     """Every (sub)command's ``--help`` gets a description (its one-line help when it has none), the
-    exit-status line and an example (:data:`EXAMPLES`), and a group of subcommands requires one
+    exit-status line and an example (``known``, by command line; default :func:`examples`), and a
+    group of subcommands requires one
     (bare ``lam-ref cct`` is a usage error with an ``error:`` line, exit 2)."""
+    known = examples() if known is None else known
     for action in parser._actions:
         if not isinstance(action, argparse._SubParsersAction):
             continue
@@ -88,10 +92,10 @@ def apply_help_habits(parser: argparse.ArgumentParser, path: str = "") -> None:
             text = f"{sub.description or ''} {sub.epilog or ''}".lower()
             if "exit status" not in text:
                 sub.description = f"{sub.description}\n\n{EXIT_STATUS}".strip()
-            if "example" not in text and key in EXAMPLES:
-                example = f"Example:\n  {EXAMPLES[key]}"
+            if "example" not in text and key in known:
+                example = f"Example:\n  {known[key]}"
                 sub.epilog = f"{sub.epilog}\n\n{example}" if sub.epilog else example
-            apply_help_habits(sub, key)
+            apply_help_habits(sub, key, known)
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -112,14 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"lam_ref {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from . import commands
-
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+    for module in command_modules().values():
         module.register(sub)
     apply_help_habits(parser)
+    return parser
+
+
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser of the deepest subcommand ``args`` selected (``lam-ref determinism probe``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
+            return _innermost(action.choices[getattr(args, action.dest)], args)
     return parser
 
 
@@ -127,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     from .tables import printable
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the subcommand that was given them (docs/cli.md: lam-ref SUBCOMMAND: error: ...)
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

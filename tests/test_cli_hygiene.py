@@ -5,6 +5,7 @@ pseudo-terminal) that ``--no-progress`` turns off, readable directory ids."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import pty
@@ -17,14 +18,15 @@ import numpy as np
 import pytest
 
 import lam_ref.commands as commands_pkg
-from lam_ref.cli import main
+from lam_ref.cli import build_parser, main
 from lam_ref.text import encoders as encoders_mod
 
 from .datagen import PYTEST_OBS as OBS
 from .datagen import swe_agent_traj
 
-SUBCOMMANDS = ["audit", "bands", "bench", "cct", "compact", "compare", "conform", "determinism", "model", "pairs", "restore",
-               "substitute", "sweep", "verify"]
+#: The subcommands the parser registers (derived from the registration: adding a subcommand is one
+#: command module, which registers its own name).
+SUBCOMMANDS = sorted(next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices)
 
 
 def _write(path: Path, obj) -> Path:
@@ -70,7 +72,8 @@ def _one_error_line(err: str, command: str) -> str:
 
 
 def test_every_subcommand_is_covered_here():
-    """The list above is every subcommand module, so a new one gets these checks too."""
+    """Every command module registers the subcommand of its own name and the parser has no other,
+    so a new module gets these checks too."""
     import pkgutil
 
     mods = sorted(m.name for m in pkgutil.iter_modules(commands_pkg.__path__) if not m.name.startswith("_"))
@@ -383,3 +386,40 @@ def test_the_bar_moves_during_one_files_encoding(tmp_path, monkeypatch, capsys):
     during = [x for x in lines if x.startswith("pairs: 0/1 files") and " encoded " in x]
     assert during, f"a line while the only file is still open shows the windows encoded so far: {lines}"
     assert lines[-1].startswith("pairs: 1/1 files"), f"the last line is the finished bar: {lines}"
+
+
+def _lam_ref(cwd: Path, *argv: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("LAM_IMPL", "PYTEST_ADDOPTS")}
+    return subprocess.run([sys.executable, "-m", "lam_ref.cli", *argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def test_conform_names_only_the_report_that_survives(tmp_path):
+    """Issue 35 §4: ``conform`` runs the suite in a child whose report lies in a temporary folder
+    deleted at the end; it never names that file. Without ``--json`` no report is named; with
+    ``--json PATH`` the line names PATH, which exists."""
+    run = ["conform", "--impl", "lam_ref.conformance.adapter", "-k", "deterministic", "-q"]
+    bare = _lam_ref(tmp_path, *run)
+    out = bare.stdout + bare.stderr
+    assert bare.returncode == 0, f"one check passes: {out[-800:]}"
+    assert "report written to" not in out, f"no report survives, none is named: {out[-800:]}"
+    dest = tmp_path / "r.json"
+    given = _lam_ref(tmp_path, *run, "--json", str(dest))
+    lines = [x for x in (given.stdout + given.stderr).splitlines() if "report written to" in x]
+    assert given.returncode == 0 and lines == [f"lam_ref conformance report written to {dest}"], \
+        f"one line naming --json's file: {lines}"
+    assert json.loads(dest.read_text(encoding="utf-8"))["summary"]["passed"] == 1, "the named report is there"
+
+
+def test_vectors_subcommand_runs_the_vector_files(tmp_path):
+    """Issue 35 §4: ``lam-ref vectors`` runs the vector files as ``python -m
+    lam_ref.conformance.vectors`` does (lam_ref's own adapter passes ``core``); an unknown profile
+    and a missing implementation are one ``lam-ref vectors: error:`` line, exit 2."""
+    ok = _lam_ref(tmp_path, "vectors", "--impl", "lam_ref.conformance.adapter", "core")
+    assert ok.returncode == 0 and ok.stdout.startswith("core: 0 of "), f"core passes: {ok.stdout} {ok.stderr[-500:]}"
+    for argv, needle in ((["vectors", "--impl", "lam_ref.conformance.adapter", "bogus"], "unknown vector profile 'bogus'"),
+                         (["vectors", "core"], "no implementation chosen")):
+        bad = _lam_ref(tmp_path, *argv)
+        lines = [x for x in bad.stderr.splitlines() if x.strip()]
+        assert bad.returncode == 2 and len(lines) == 1 and lines[0].startswith("lam-ref vectors: error: ") \
+            and needle in lines[0], f"{argv}: one error line with {needle!r}: {bad.stderr!r}"

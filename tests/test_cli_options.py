@@ -149,3 +149,42 @@ def test_probe_digest_on_default_options_equals_compacts_total_digest(tmp_path, 
     assert chunks_fixed < total["chunks"], \
         f"fixed windows ({chunks_fixed}) must differ from the fitted ones ({total['chunks']}) on this input"
     capsys.readouterr()
+
+
+# ----------------------------------------------------------------------------------------------
+# one error style (issue 35 §4; docs/cli.md#conventions)
+
+
+@pytest.mark.parametrize("argv, prog", [
+    (["compact", "runs/", "--bogus"], "lam-ref compact"),
+    (["sweep", "runs/", "--bogus", "1"], "lam-ref sweep"),
+    (["determinism", "probe", "runs/", "--bogus"], "lam-ref determinism probe"),
+    (["cct", "toy", "--bogus"], "lam-ref cct toy"),
+    (["compare", "runs/", "--window", "0"], "lam-ref compare"),
+])
+def test_usage_errors_name_the_subcommand(argv, prog, capsys):
+    """A usage error, an unknown option included, is one line ``lam-ref SUBCOMMAND: error: ...``
+    (argparse reports unknown options from the top-level parser, as ``lam-ref:``), exit 2."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert exc.value.code == 2, f"{argv}: exit {exc.value.code}, want 2"
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: error: "), f"{argv}: one line naming {prog}: {err!r}"
+
+
+def test_compare_creates_a_missing_json_folder_with_mkdir(tmp_path, capsys):
+    """``compare`` accepts the ``--mkdir`` its error message suggests (issue 35 §4): without it a
+    missing ``--json`` folder is refused (exit 2, nothing created), with it the folder is made."""
+    from .datagen import swe_agent_traj
+
+    src = tmp_path / "t.traj"
+    src.write_text(json.dumps(swe_agent_traj(2, tail="\nextra")), encoding="utf-8")
+    dest = tmp_path / "no" / "such" / "compare.json"
+    argv = ["compare", str(src), "--methods", "l0", "--encoder", "hash", "--no-progress", "--json", str(dest)]
+    assert main(argv) == 2, "a missing --json folder is a usage error"
+    assert "--mkdir" in capsys.readouterr().err and not (tmp_path / "no").exists(), "refused, nothing created"
+    assert main(argv + ["--mkdir"]) == 0, "with --mkdir the run goes on"
+    rows = json.loads(dest.read_text(encoding="utf-8"))["rows"]
+    assert [r["method"] for r in rows] == ["l0"], f"the report was written: {rows}"
+    capsys.readouterr()

@@ -40,6 +40,11 @@ from ._paths import validate_input_paths, validate_json_dest
 
 __all__ = ["register", "run"]
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "audit": "lam-ref audit emb.npy --kept kept.npy -t 0.95 --json audit.json",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="check a compactor's output: Theorem 1's premise, δ̂, Algorithm 2, the exact optimum")

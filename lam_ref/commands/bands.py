@@ -11,6 +11,11 @@ from ._embeddings import load_embeddings
 from ._options import add_json, add_mkdir
 from ._paths import validate_input_paths, validate_json_dest
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "bands": "lam-ref bands emb.npy --threshold 0.95 --r 4 8 --rel 0.01 0.02 --normalize",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("bands", help="band recall and candidate rate for embeddings (Table 26)")

@@ -15,6 +15,12 @@ from ..tables import table
 from ._options import add_encoder_backend
 from ._paths import validate_output_file
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "bench": "lam-ref bench constants --quick --out profile.json",
+    "bench constants": "lam-ref bench constants --out profile.json && lam-ref model --device profile.json",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="measure this machine's constants (App. G, Table 22) as a device profile")

@@ -25,6 +25,14 @@ from ._paths import validate_output_file
 
 LARGE_QUERIES = 5_000
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "cct": "lam-ref cct thm3 --n 4 8 16 --eps 0 0.1",
+    "cct membership": "lam-ref cct membership --members 200 --queries 100 --json membership.json --plot membership",
+    "cct toy": "lam-ref cct toy --universe 4 --members 2 --max-bits 3",
+    "cct thm3": "lam-ref cct thm3 --n 4 8 16 --eps 0 0.1 --json thm3.json",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("cct", help="Context Compaction Theory: membership case study, toy optima, Theorem 3")

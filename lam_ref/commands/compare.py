@@ -85,6 +85,11 @@ from ._paths import refuse_outputs_in_inputs, validate_output_file
 from ._progress import RunProgress
 from ._trajectories import loaded_trajectories, plan_trajectory_files
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "compare": "lam-ref compare runs/ --gold gold.json --json compare.json --plot compare.png",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="LAM against masking, SemDeDup, GEM and LRE (Table 17, Figure 3)")

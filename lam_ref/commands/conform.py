@@ -33,6 +33,11 @@ from ._paths import validate_input_paths, validate_json_dest
 #: Default deadline of one check (and of loading the implementation), in seconds.
 CHECK_TIMEOUT = 300.0
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "conform": "lam-ref conform --impl your_package.lam_adapter --json conformance.json",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -170,20 +175,25 @@ def abnormal_report(events: list[dict[str, Any]], spec: str, status: str, exit_c
 
 class _Relay:
     """Copies the child's output to ours line by line, holding back what comes before the run
-    header, so that a usage error (which ends the child before the header) prints as one line."""
+    header, so that a usage error (which ends the child before the header) prints as one line.
+    The child's line naming its report in the temporary folder (``hidden``), which is deleted when
+    the run ends, is not copied: the command names the file that survives, or none (issue 35 §4)."""
 
     HEADER = "lam_ref conformance: implementation "
 
-    def __init__(self, proc: subprocess.Popen[Any]) -> None:
+    def __init__(self, proc: subprocess.Popen[Any], hidden: str | None = None) -> None:
         import threading
 
         self.proc, self.held, self.open = proc, [], False
+        self.hidden = f"report written to {hidden}" if hidden else None
         self.thread = threading.Thread(target=self._copy, daemon=True)
         self.thread.start()
 
     def _copy(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
+            if self.hidden is not None and line.rstrip("\n").endswith(self.hidden):
+                continue
             if not self.open and line.startswith(self.HEADER):
                 self.release()
             if self.open:
@@ -249,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
             [sys.executable, "-m", "pytest", *argv], env=env, start_new_session=True,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1,
         )
-        held = _Relay(proc)
+        held = _Relay(proc, hidden=str(child_report))
         status, why = "completed", None
         try:
             rc = proc.wait(timeout=backstop)
@@ -301,8 +311,7 @@ def run(args: argparse.Namespace) -> int:
             from .._io import write_json
 
             write_json(report, args.json)
-            if status != "completed":
-                print(f"lam_ref conformance report written to {args.json}", file=sys.stderr)
+            print(f"lam_ref conformance report written to {args.json}", file=sys.stdout if status == "completed" else sys.stderr)
     if status != "completed":
         return 1
     if rc == 0 and report["summary"]["failed"] == 0:

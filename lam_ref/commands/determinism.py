@@ -40,6 +40,15 @@ def _add_probe_options(p: argparse.ArgumentParser, *, device: bool) -> None:
     p.add_argument("--reference-batch-size", default=None, help="jitter is relative to it (default 64)")
     p.add_argument("--scope", default="trajectory", help="trajectory (default: matching within a trajectory) or corpus")
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "determinism": "lam-ref determinism compare here.json there.json",
+    "determinism probe": "lam-ref determinism probe runs/ --json probe.json --batch-sizes 1,32",
+    "determinism compare": "lam-ref determinism compare here.json there.json --json agreement.json",
+    "determinism matrix": "lam-ref determinism matrix runs/ --batch-sizes 8,64,256 --out matrix/",
+    "determinism weights": "lam-ref determinism weights --out minilm-fp16 --dtype float16",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("determinism", help="probe decisions across batch sizes/threads/devices; compare reports")

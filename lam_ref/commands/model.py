@@ -24,6 +24,11 @@ _TITLES = {
     "M": "App. M.2: compaction latency of the three cost classes at T = 1e6 tokens",
 }
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "model": "lam-ref model --table 8 --device profile.json --json model.json --plot schedules.png",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("model", help="the cost model: print the paper's Tables 2, 7, 8, 27, M beside the model's values")

@@ -42,6 +42,11 @@ from ._paths import refuse_outputs_in_inputs, validate_json_dest, validate_outpu
 from ._progress import RunProgress
 from ._trajectories import plan_trajectory_files, planned_trajectories
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "pairs": "lam-ref pairs runs/ --pool -t 0.95 --top 20",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(

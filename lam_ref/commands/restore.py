@@ -36,6 +36,11 @@ from ..text.residuals import (
 from ._options import add_json, add_mkdir
 from ._paths import validate_input_paths, validate_json_dest, validate_output_dir
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "restore": "lam-ref restore out/ --out originals/ --mkdir",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("restore", help="restore original records from compact --residual-dir output (SPEC §8)",

@@ -16,6 +16,11 @@ from ._embeddings import load_embeddings
 from ._options import add_json, add_mkdir
 from ._paths import validate_input_paths, validate_json_dest, validate_output_file
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "substitute": "lam-ref substitute emb.npy -t 0.95 --exhaustive --json result.json --map-out pi.npy",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("substitute", help="run Algorithm 2 (batch) on a .npy of unit rows; print δ̂ and digests")

@@ -78,6 +78,11 @@ from ._paths import refuse_outputs_in_inputs, validate_json_dest, validate_outpu
 from ._progress import RunProgress
 from ._trajectories import plan_trajectory_files, planned_trajectories
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "sweep": "lam-ref sweep runs/ -t 0.90 0.95 0.99 --json sweep.json",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="merge-threshold sweep over trajectories (Table 3, 11, 14, 17)",

@@ -30,6 +30,11 @@ from ._paths import refuse_outputs_in_inputs, validate_input_paths, validate_jso
 from ._progress import RunProgress
 from ._trajectories import plan_trajectory_files, planned_trajectories
 
+#: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
+EXAMPLES = {
+    "verify": "lam-ref verify emb.npy -t 0.95 --json verify.json",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
