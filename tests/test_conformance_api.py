@@ -11,11 +11,8 @@ import pytest
 import lam_ref.conformance.witnesses.mutants.m02_nearest_witness as nearest
 import lam_ref.conformance.witnesses.mutants.m03_strict_less as strict
 from lam_ref.conformance import CHECKS, CheckSkipped, ConformanceFailure, assert_conforms, run_checks
-from lam_ref.conformance.checks import (
-    check_lines_semantics,
-    check_substitute_equals_oracle,
-    check_substitute_exact_ties,
-)
+from lam_ref.conformance.checks.lines import check_lines_semantics
+from lam_ref.conformance.checks.substitute import check_substitute_equals_oracle, check_substitute_exact_ties
 from lam_ref.conformance.harness import Context
 from lam_ref.conformance.runner import UnmatchedIdWarning
 

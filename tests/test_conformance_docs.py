@@ -59,17 +59,29 @@ def test_generated_tables_equal_the_registry():
 
 
 def test_check_module_names_derive_from_the_registry():
-    """``lam_ref.conformance.checks.__all__`` lists exactly the check functions that module registers, and
-    every registered check comes from a module of the registry's known list."""
-    import lam_ref.conformance.checks as checks_mod
-    from lam_ref.conformance.registry import CHECK_MODULES
+    """issue 36 §2: the registry scans the package ``lam_ref.conformance.checks`` (no hand-kept list of
+    modules); every registered check comes from a module it found, the one named after the check's area;
+    each module's ``check_*`` functions are exactly the checks it registers; no check module imports the
+    registry back (the old checks <-> registry loop through importlib)."""
+    import ast
+    import importlib
+    from pathlib import Path
 
-    mine = {c.func.__name__ for c in CHECKS if c.func.__module__ == checks_mod.__name__}
-    listed = {n for n in checks_mod.__all__ if n.startswith("check_")}
-    assert listed == mine, f"checks.__all__ {sorted(listed)} differs from its registered checks {sorted(mine)}"
-    modules = {name for name, _ in CHECK_MODULES}
-    strays = sorted({c.func.__module__ for c in CHECKS} - modules)
-    assert not strays, f"checks registered from modules outside CHECK_MODULES: {strays}"
+    from lam_ref.conformance.registry import check_modules
+
+    modules = check_modules()
+    strays = sorted({c.func.__module__ for c in CHECKS} - set(modules))
+    assert not strays, f"checks registered from modules outside the scanned package: {strays}"
+    misplaced = [(c.id, c.func.__module__) for c in CHECKS if c.func.__module__ != f"lam_ref.conformance.checks.{c.area}"]
+    assert not misplaced, f"checks outside the module of their area (lam_ref.conformance.checks.<area>): {misplaced}"
+    for name in modules:
+        mod = importlib.import_module(name)
+        mine = {c.func.__name__ for c in CHECKS if c.func.__module__ == name}
+        listed = {n for n, obj in vars(mod).items() if n.startswith("check_") and hasattr(obj, "check")}
+        assert listed == mine, f"{name}: check functions {sorted(listed)} differ from its registered checks {sorted(mine)}"
+        tree = ast.parse(Path(mod.__file__).read_text(encoding="utf-8"))
+        imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert not any(m.endswith("registry") for m in imported), f"{name} imports the registry ({sorted(imported)})"
 
 
 def test_codec_page_worked_example_is_a_complete_vector():
@@ -78,7 +90,7 @@ def test_codec_page_worked_example_is_a_complete_vector():
     import numpy as np
 
     from lam_ref.codec import codec_decode, codec_encode
-    from lam_ref.conformance.checks_edges import HAND_DECODED, HAND_STREAM, HAND_X
+    from lam_ref.conformance.checks.codec import HAND_DECODED, HAND_STREAM, HAND_X
 
     page = (DOC.parent / "codec.md").read_text(encoding="utf-8")
     m = re.search(r"`(4C535A50 [0-9A-F ]+)`", page)

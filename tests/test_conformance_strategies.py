@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 
 from lam_ref.bands import BandSettings, band_keys
-from lam_ref.conformance.checks import expected_dedup
+from lam_ref.conformance.checks.lines import expected_dedup
 from lam_ref.conformance.strategies import codec_inputs, residual_records, shared_block_rows
 from lam_ref.geometry import delta_sq
 from lam_ref.strategies import all_pairs_sq, tie_band_violations
@@ -115,7 +115,7 @@ def test_a_mutants_counterexample_is_minimal_in_values():
     the same process), so three dimensions are allowed; the values must be small all the same."""
     import pytest
 
-    from lam_ref.conformance.checks import check_substitute_sound
+    from lam_ref.conformance.checks.substitute import check_substitute_sound
     from lam_ref.conformance.harness import Context
     from lam_ref.conformance.witnesses.mutants import m01_union_find
 

@@ -6,11 +6,6 @@ repository's ``conftest.py`` chooses lam_ref's own exhaustive adapter (``lam_ref
 when neither is given, since the plugin itself refuses to run without a choice.
 """
 
-from lam_ref.conformance.suite.test_codec import test_codec
-from lam_ref.conformance.suite.test_lines import test_lines
-from lam_ref.conformance.suite.test_more import test_more
-from lam_ref.conformance.suite.test_online import test_online
-from lam_ref.conformance.suite.test_substitute import test_substitute
-from lam_ref.conformance.suite.test_validation import test_validation
+from lam_ref.conformance.suite.test_checks import test_check
 
-__all__ = ["test_codec", "test_lines", "test_more", "test_online", "test_substitute", "test_validation"]
+__all__ = ["test_check"]

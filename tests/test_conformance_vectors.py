@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 from lam_ref.conformance import adapter
+from lam_ref.conformance.checks import vectors as vchecks
 from lam_ref.conformance.harness import CheckSkipped
 from lam_ref.conformance.impl import load_implementation
 from lam_ref.conformance.vectors import PROFILES, generate, load_vectors, run_vectors, vector_path
-from lam_ref.conformance.vectors import checks as vchecks
 from lam_ref.conformance.vectors.format import decode_bytes
 from lam_ref.conformance.vectors.run import SCHEMA_PATH, THOROUGH_ONLY
 from lam_ref.geometry import LamValueError

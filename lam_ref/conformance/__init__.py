@@ -1,12 +1,14 @@
 """The LAM conformance suite: check any implementation of SPEC §15 against the specification.
 
-Three ways in, one set of checks (:mod:`lam_ref.conformance.checks`):
+Three ways in, one set of checks (:mod:`lam_ref.conformance.checks`, one module per area, written
+with the assertion vocabulary of :mod:`lam_ref.conformance.asserts`):
 
 * ``lam-ref conform --impl pkg.module [--json report.json] [--thorough]``;
 * ``pytest --pyargs lam_ref.conformance.suite --lam-impl=pkg.module`` (the pytest plugin
   :mod:`lam_ref.conformance.plugin` adds the options; ``LAM_IMPL`` works too);
 * from Python, scikit-learn style: :func:`run_checks` / :func:`assert_conforms`, or any single
-  ``check_*`` function of :mod:`lam_ref.conformance.checks`.
+  ``check_*`` function of a module of :mod:`lam_ref.conformance.checks` (e.g.
+  ``lam_ref.conformance.checks.substitute.check_substitute_sound``).
 
 ``pkg.module`` may be ``exec:COMMAND`` for an implementation in another language
 (:mod:`lam_ref.conformance.protocol`). There is no default implementation: with none chosen the
@@ -21,10 +23,9 @@ from false alarms by :mod:`lam_ref.conformance.witnesses.independent`.
 """
 
 from . import checks
-from .checks import yield_checks
 from .harness import Check, CheckSkipped, Context
 from .impl import DEFAULT_IMPL, Implementation, load_implementation
-from .registry import CHECKS
+from .registry import CHECKS, yield_checks
 from .runner import CheckResult, ConformanceFailure, assert_conforms, read_id_file, run_checks
 
 __all__ = [

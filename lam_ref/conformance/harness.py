@@ -7,8 +7,9 @@ belongs to. Calling it raises ``AssertionError`` on a violation, :class:`CheckSk
 not apply, and returns ``None`` when the implementation conforms.
 
 The decorator is the **one registration**: it adds the check to :data:`REGISTRY` (in definition
-order). :mod:`lam_ref.conformance.registry` imports the known list of check modules and derives
-``CHECKS``, the docs tables and the ``lam-ref conform --list`` output from it.
+order). :mod:`lam_ref.conformance.registry` imports every module of the package
+:mod:`lam_ref.conformance.checks` and derives ``CHECKS``, the docs tables, the pytest suite and the
+``lam-ref conform --list`` output from it.
 
 Property checks run through :meth:`Context.run`, a thin wrapper over ``hypothesis.given`` that
 fixes the settings (derandomized by default, random in thorough mode, no example database, no

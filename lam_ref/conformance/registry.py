@@ -1,10 +1,11 @@
 """The list of checks, derived from the one registration (the ``@check`` decorator, issue 20 item 6).
 
-:data:`CHECK_MODULES` is the known list of modules that define checks; importing this module
-imports each of them (an optional module that is absent is left out; an error inside one
-propagates, so a broken check module never vanishes silently), and :data:`CHECKS` is every check
-the decorator registered, in registration order. Everything else is derived from it:
-``lam_ref.conformance.checks.__all__``, the docs tables (:func:`checks_table`,
+Importing this module imports every module of the package :mod:`lam_ref.conformance.checks`
+(found by ``pkgutil``, in name order; a module added there is picked up without an edit here; an
+error inside one propagates, so a broken check module never vanishes silently), and
+:data:`CHECKS` is every check the decorator registered, in that order. Everything else is derived
+from it: :func:`checks_for_area`, :func:`yield_checks`, the pytest suite
+(:mod:`lam_ref.conformance.suite`), the docs tables (:func:`checks_table`,
 :func:`lam_ref.conformance.profiles.markdown_table`; ``tests/test_conformance_docs.py`` requires
 docs/conformance.md to contain them verbatim; ``python -m lam_ref.conformance.registry --write
 docs/conformance.md`` regenerates them) and ``lam-ref conform --list``.
@@ -13,39 +14,46 @@ docs/conformance.md`` regenerates them) and ``lam-ref conform --list``.
 from __future__ import annotations
 
 import importlib
-import importlib.util
+import pkgutil
+from collections.abc import Iterator
+from typing import Any
 
+from . import checks as _checks_package
 from .harness import REGISTRY, Check
 
-__all__ = ["CHECKS", "CHECK_MODULES", "checks_for_area", "checks_table", "load_checks", "write_docs"]
-
-#: Modules whose ``@check`` functions make the suite, in report order; the optional ones
-#: (written by other work) are imported when present.
-CHECK_MODULES: tuple[tuple[str, bool], ...] = (
-    ("lam_ref.conformance.checks", True),
-    ("lam_ref.conformance.checks_edges", True),
-    ("lam_ref.conformance.checks_extra", False),
-    ("lam_ref.conformance.vectors.checks", False),
-)
+__all__ = ["CHECKS", "check_modules", "checks_for_area", "checks_table", "load_checks", "write_docs", "yield_checks"]
 
 
-def _present(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
+def check_modules() -> list[str]:
+    """Dotted names of the modules of :mod:`lam_ref.conformance.checks`, in name order."""
+    found = sorted(m.name for m in pkgutil.iter_modules(_checks_package.__path__) if not m.name.startswith("_"))
+    return [f"{_checks_package.__name__}.{name}" for name in found]
 
 
 def load_checks() -> list[Check]:
-    """Import every module of :data:`CHECK_MODULES` and return the registered checks in order."""
-    for name, required in CHECK_MODULES:
-        if required or _present(name):
-            importlib.import_module(name)
+    """Import every module of :func:`check_modules` and return the registered checks in order."""
+    for name in check_modules():
+        importlib.import_module(name)
     return list(REGISTRY.values())
 
 
 #: Every check of the suite, in report order.
 CHECKS: list[Check] = load_checks()
+
+
+def yield_checks(impl: Any) -> Iterator[tuple[Check, str | None]]:
+    """The checks for ``impl`` with, for each, ``None`` (it applies) or the reason it is skipped,
+    driven by the parts the implementation declares (SPEC §15), as scikit-learn's
+    ``_yield_all_checks``: ``substitute`` is required (its checks run, and fail if it is
+    missing); ``online``, ``lines`` and ``codec`` are optional parts; the oracle-equality checks
+    run only for an implementation declaring ``COMPLETE = True``. Every check is yielded, so the
+    report lists skipped ones with their reason.
+
+    Args:
+        impl: a loaded :class:`~lam_ref.conformance.impl.Implementation`.
+    """
+    for c in CHECKS:
+        yield c, c.applicable(impl)
 
 
 def checks_for_area(area: str) -> list[Check]:

@@ -27,10 +27,9 @@ from hypothesis import Verbosity
 
 from .._io import write_json
 from ..geometry import LamValueError
-from .checks import yield_checks
 from .harness import Check, CheckSkipped, Context, to_jsonable
 from .impl import Implementation, load_implementation
-from .registry import CHECKS
+from .registry import CHECKS, yield_checks
 from .report import build_report
 
 __all__ = [

@@ -1,5 +1,7 @@
 """Data the conformance suite needs beyond :mod:`lam_ref.strategies` (which it uses for the rest).
 
+* :func:`mixed_embeddings` — the suite's general ``(E, t)``: clustered rows at any size and
+  threshold, or tighter clusters at the thresholds used in practice (``t`` in ``[0.8, 0.99]``);
 * :func:`shared_block_rows` — rows that copy a long block of coordinates *exactly* from an earlier
   row but are far from it: every band-hashing scheme sees them as candidates, and only exact
   verification rejects them (SPEC §5 "verify each candidate", claim ``BAND``);
@@ -18,11 +20,21 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from ..strategies import avoid_tie_band, text_trajectories, thresholds
+from ..strategies import avoid_tie_band, embeddings_and_threshold, text_trajectories, thresholds
 
-__all__ = ["CodecInput", "codec_inputs", "residual_records", "shared_block_rows"]
+__all__ = ["CodecInput", "codec_inputs", "mixed_embeddings", "residual_records", "shared_block_rows"]
 
 _SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+def mixed_embeddings() -> st.SearchStrategy[tuple[np.ndarray, float]]:
+    """``(E, t)``: clustered unit rows whose distances straddle δ
+    (:func:`lam_ref.strategies.embeddings_and_threshold`), at any size and threshold, or tighter
+    clusters at ``t`` in ``[0.8, 0.99]``."""
+    return st.one_of(
+        embeddings_and_threshold(min_n=1, max_n=40, min_dim=1, max_dim=24),
+        embeddings_and_threshold(min_n=2, max_n=40, min_dim=2, max_dim=12, min_t=0.8, max_t=0.99, spread=1.2),
+    )
 
 
 @st.composite

@@ -1,4 +1,4 @@
-"""The conformance checks ``vectors.<profile>``: every vector of a profile's file (``docs/vectors.md``).
+"""Checks of the area ``vectors``: every vector of a profile's file (``docs/vectors.md``).
 
 A check runs only for a profile the implementation claims (its ``PROFILES``, else the default
 profiles of the parts it provides: ``core``, ``online``, ``l0``, ``codec-bound``); any other
@@ -10,11 +10,10 @@ the first few, each with its id, flags and spec anchor.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from ..harness import Check, CheckSkipped, Context, check
-from .run import (
+from ..vectors.run import (
     PROFILE_CHECKS,
     PROFILE_PARTS,
     PROFILES,
@@ -71,9 +70,8 @@ def _make(profile: str) -> Any:
 
     body.__doc__ = f"Every vector of {profile}.json: {spec.split(' ', 1)[1]}."
     body.__name__ = f"check_vectors_{profile.replace('-', '_')}"
-    extra = {"profiles": (profile,)} if "profiles" in inspect.signature(check).parameters else {}
     return check(f"vectors.{profile}", claim=claim, spec=spec, parts=_PARTS[PROFILE_PARTS[profile]],
-                 shown_to_fail_on=SHOWN_TO_FAIL_ON[profile], **extra)(body)
+                 shown_to_fail_on=SHOWN_TO_FAIL_ON[profile], profiles=(profile,))(body)
 
 
 _FUNCS = {p: _make(p) for p in PROFILES}
@@ -85,5 +83,5 @@ check_vectors_codec_bound = _FUNCS["codec-bound"]
 check_vectors_codec_v1 = _FUNCS["codec-v1"]
 check_vectors_codec_v2 = _FUNCS["codec-v2"]
 check_vectors_session_v1 = _FUNCS["session-v1"]
-#: The ``vectors.*`` checks in report order (the suite's registry adds them to its own list).
+#: The ``vectors.*`` checks, one per profile, in the order of the profiles.
 CHECKS: list[Check] = [f.check for f in _FUNCS.values()]

@@ -1,2 +1,2 @@
-"""The conformance suite as pytest modules, one per SPEC area; each test wraps a check of
-:mod:`lam_ref.conformance.checks`. Run ``pytest --pyargs lam_ref.conformance.suite --lam-impl=pkg.module``."""
+"""The conformance suite as a pytest package: one parametrised test (:mod:`.test_checks`) with a
+case per registered check. Run ``pytest --pyargs lam_ref.conformance.suite --lam-impl=pkg.module``."""

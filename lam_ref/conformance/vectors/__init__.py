@@ -12,14 +12,13 @@ refusal when ``may_reject``), the ``spec`` anchor, the ``op`` and its ``input``.
 * :func:`load_vectors` reads and validates a file (a malformed file: one
   :class:`~lam_ref.geometry.LamValueError` naming it);
 * :func:`run_vectors` runs a profile's vectors against an implementation and returns the failures;
-* :mod:`.checks` registers them as the conformance checks ``vectors.<profile>``;
+* :mod:`lam_ref.conformance.checks.vectors` registers them as the conformance checks ``vectors.<profile>``;
 * :mod:`.generate` writes the files from the exact definitions;
 * ``consumer.mjs`` runs the ``core`` and ``l0`` files in JavaScript, without Python.
 """
 
 from __future__ import annotations
 
-from . import checks  # noqa: E402,F401  (registers the vectors.* checks with @check)
 from .run import (
     PROFILE_CHECKS,
     PROFILES,

@@ -67,7 +67,7 @@ DEFAULT_PROFILES = {"substitute": "core", "online": "online", "lines": "l0", "co
 #: Flags of the vectors the default (not thorough) conformance run leaves out: 65,537-row inputs,
 #: linear for a greedy over the retained set but quadratic for an all-pairs kernel.
 THOROUGH_ONLY = ("LargeIds",)
-#: Check id, claim and spec item of each profile's check (:mod:`.checks`).
+#: Check id, claim and spec item of each profile's check (:mod:`lam_ref.conformance.checks.vectors`).
 PROFILE_CHECKS = {
     "core": ("DEF1", "§2/§5 the core vectors: π of Algorithm 2 and input validation"),
     "online": ("ONLINE", "§6 the online vectors: turns, rejected turns, dimensions"),
