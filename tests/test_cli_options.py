@@ -188,3 +188,55 @@ def test_compare_creates_a_missing_json_folder_with_mkdir(tmp_path, capsys):
     rows = json.loads(dest.read_text(encoding="utf-8"))["rows"]
     assert [r["method"] for r in rows] == ["l0"], f"the report was written: {rows}"
     capsys.readouterr()
+
+
+# ----------------------------------------------------------------------------------------------
+# every command that writes a file takes --mkdir (docs/cli.md#conventions: no implicit folders)
+
+#: Options that name a file or folder a command writes.
+OUTPUT_OPTIONS = ("--json", "--out", "--plot", "--map-out", "--save-embeddings", "--residual-dir")
+#: Commands whose output option is not a file in an existing folder, with the reason.
+NO_MKDIR = {"determinism weights": "--out is the new folder the command creates (it must not exist)"}
+
+
+def _parsers(parser, path=""):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                key = f"{path} {name}".strip()
+                yield key, sub
+                yield from _parsers(sub, key)
+
+
+def test_every_command_that_writes_a_file_takes_mkdir():
+    """The refusal of a missing output folder says "(create it, or pass --mkdir)" in every
+    command, so every command with an output option takes ``--mkdir`` (compare did not: issue 35
+    §4), as a flag that is off by default."""
+    missing, seen = [], 0
+    for key, sub in _parsers(build_parser()):
+        flags = {o: a for a in sub._actions for o in a.option_strings}
+        if not set(OUTPUT_OPTIONS) & set(flags) or key in NO_MKDIR:
+            continue
+        seen += 1
+        a = flags.get("--mkdir")
+        if a is None or a.default is not False or a.const is not True:
+            missing.append(key)
+    assert seen >= 15, f"the walk found only {seen} commands with an output option"
+    assert not missing, f"commands with an output option but no --mkdir flag: {missing}"
+
+
+def test_audit_json_into_a_missing_folder_needs_mkdir(tmp_path, capsys):
+    """End to end on a fast command: refused without ``--mkdir`` (nothing created), written with it."""
+    import numpy as np
+
+    e = np.eye(3, dtype=np.float32)
+    np.save(tmp_path / "e.npy", e)
+    (tmp_path / "kept.json").write_text("[0, 1, 2]", encoding="utf-8")
+    dest = tmp_path / "new" / "audit.json"
+    argv = ["audit", str(tmp_path / "e.npy"), "--kept", str(tmp_path / "kept.json"), "-t", "0.95", "--json", str(dest)]
+    assert main(argv) == 2 and not (tmp_path / "new").exists(), "refused, no folder created"
+    assert main(argv + ["--mkdir"]) == 0, "with --mkdir the audit runs"
+    assert json.loads(dest.read_text(encoding="utf-8"))["premise_holds"] is True, "the report was written"
+    capsys.readouterr()

@@ -35,7 +35,7 @@ from ..audit import MAX_EXACT, audit_output
 from ..geometry import LamValueError, validate_embeddings, validate_threshold
 from ..tables import table
 from ._embeddings import load_embeddings
-from ._options import add_json
+from ._options import add_json, add_mkdir
 from ._paths import validate_input_paths, validate_json_dest
 
 __all__ = ["register", "run"]
@@ -59,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help=f"exact optimum for trajectories of at most this many rows (default {MAX_EXACT}; 0: never)")
     p.add_argument("--show", type=int, default=20, help="violations listed in the table (default 20)")
     add_json(p, "the audit report")
+    add_mkdir(p)
     p.set_defaults(func=run)
     return p
 
@@ -118,7 +119,7 @@ def _segments(boundaries: np.ndarray | None, n: int, path: str | None) -> list[t
 def run(args: argparse.Namespace) -> int:
     paths = [args.embeddings, args.kept or args.pi] + [p for p in (args.ids, args.boundaries) if p]
     validate_input_paths(paths)
-    validate_json_dest(args.json)
+    validate_json_dest(args.json, mkdir=args.mkdir)
     if isinstance(args.max_exact, bool) or args.max_exact < 0:
         raise LamValueError(f"--max-exact must be an integer >= 0, got {args.max_exact}")
     validate_threshold(args.threshold, "--threshold")

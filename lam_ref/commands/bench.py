@@ -12,7 +12,7 @@ from .._io import write_json
 from ..constants import default_data, measure_constants
 from ..geometry import LamValueError
 from ..tables import table
-from ._options import add_encoder_backend
+from ._options import add_encoder_backend, add_mkdir
 from ._paths import validate_output_file
 
 #: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bsub.required = True
     c = bsub.add_parser("constants", help="encoder tok/s, xxh3 GB/s, verify pairs/s, quantize GB/s, codec GB/s, β")
     c.add_argument("--out", metavar="PROFILE.json", help="write the profile and the measurements here (atomically)")
+    add_mkdir(c)
     c.add_argument("--encoder", default="all-MiniLM-L6-v2",
                    help="encoder to time (default all-MiniLM-L6-v2; the paper times bge-base-en-v1.5)")
     add_encoder_backend(c)
@@ -44,9 +45,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     if args.out:
-        validate_output_file(args.out, "--out")
+        validate_output_file(args.out, "--out", mkdir=args.mkdir)
     if args.json and args.json != "-":
-        validate_output_file(args.json, "--json")
+        validate_output_file(args.json, "--json", mkdir=args.mkdir)
     data = Path(args.data) if args.data else default_data()
     if args.data and not data.exists():
         raise LamValueError(f"--data {args.data!r} does not exist")

@@ -21,6 +21,7 @@ from .._io import atomic_write, write_json
 from ..geometry import LamValueError
 from ..plots import pyplot
 from ..tables import table
+from ._options import add_mkdir
 from ._paths import validate_output_file
 
 LARGE_QUERIES = 5_000
@@ -53,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     m.add_argument("--threshold", "-t", type=float, default=0.9, help="LAM's cosine threshold t (default 0.9)")
     m.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)")
     m.add_argument("--plot", metavar="STEM", help="write STEM.png and STEM.svg (error vs bits per item)")
+    add_mkdir(m)
     m.set_defaults(func=run_membership)
 
     t = inner.add_parser("toy", help="exact optima of the membership game at toy scale")
@@ -60,12 +62,14 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     t.add_argument("--members", type=int, default=2, help="members N (default 2)")
     t.add_argument("--max-bits", type=int, default=3, help="budgets 0..MAX_BITS bits (default 3)")
     t.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)")
+    add_mkdir(t)
     t.set_defaults(func=run_toy)
 
     h = inner.add_parser("thm3", help="Theorem 3: least GEN and SELECT budgets for n = 2^k")
     h.add_argument("--n", type=int, nargs="+", default=[4, 8, 16, 64, 1024], help="n (powers of two >= 4)")
     h.add_argument("--eps", type=float, nargs="+", default=[0.0, 0.01, 0.1, 0.5], help="target errors in [0, 1)")
     h.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)")
+    add_mkdir(h)
     h.set_defaults(func=run_thm3)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
     return p
@@ -73,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _validate_common(args: argparse.Namespace) -> None:
     if args.json and args.json != "-":
-        validate_output_file(args.json, "--json")
+        validate_output_file(args.json, "--json", mkdir=args.mkdir)
 
 
 def run_membership(args: argparse.Namespace) -> int:
@@ -82,7 +86,7 @@ def run_membership(args: argparse.Namespace) -> int:
 
     _validate_common(args)
     if args.plot:
-        validate_output_file(args.plot + ".png", "--plot")
+        validate_output_file(args.plot + ".png", "--plot", mkdir=args.mkdir)
     queries = LARGE_QUERIES if args.large else args.queries
     if args.members < 1:
         raise LamValueError(f"--members must be >= 1, got {args.members}")

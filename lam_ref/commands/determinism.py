@@ -58,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pr.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
     pr.add_argument("--json", metavar="OUT", help="write the report here (atomically; required)")
     pr.add_argument("--out", dest="out_deprecated", metavar="OUT", help=argparse.SUPPRESS)  # deprecated alias of --json
+    add_mkdir(pr)
     _add_probe_options(pr, device=True)
     add_cluster_options(pr, resume=False, tile=False)
     pr.set_defaults(func=run_probe)
@@ -88,6 +89,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cp = dsub.add_parser("compare", help="one table across reports; exit 0 if every digest agrees, 1 if not")
     cp.add_argument("reports", nargs="+", metavar="REPORT.json")
     cp.add_argument("--json", metavar="OUT", help="write the comparison as JSON (- for stdout)")
+    add_mkdir(cp)
     cp.add_argument("--allow-different-inputs", action="store_true",
                     help="compare reports of different inputs (each input separately) instead of refusing")
     cp.set_defaults(func=run_compare)
@@ -135,7 +137,7 @@ def _probe_output(args: argparse.Namespace) -> str:
         raise LamValueError("--json OUT: give the report's path")
     if out == "-":
         raise LamValueError("--json -: the probe's report is written to a file; give a path")
-    validate_output_file(out, "--json")
+    validate_output_file(out, "--json", mkdir=args.mkdir)
     if Path(out).exists() and not Path(out).is_file():
         raise LamValueError(f"--json {out!r} is not a regular file")
     return out
@@ -262,7 +264,7 @@ def _kernels_short(k: dict) -> str:
 
 def run_compare(args: argparse.Namespace) -> int:
     if args.json and args.json != "-":
-        validate_output_file(args.json, "--json")
+        validate_output_file(args.json, "--json", mkdir=args.mkdir)
     docs = [det.load_report(p) for p in args.reports]
     res = det.compare(docs, allow_different_inputs=args.allow_different_inputs)
     out = sys.stderr if args.json == "-" else sys.stdout

@@ -14,6 +14,7 @@ from .._io import write_json
 from ..geometry import LamValueError
 from ..plots import pyplot
 from ..tables import table
+from ._options import add_mkdir
 from ._paths import validate_json_dest, validate_output_file
 
 _TITLES = {
@@ -41,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="write the tables as JSON to OUT (- or no value: stdout; the tables then go to stderr)")
     p.add_argument("--plot", metavar="OUT.png",
                    help="write cumulative cost vs turn per schedule as OUT.png and OUT.svg")
+    add_mkdir(p)
     p.set_defaults(func=run)
     return p
 
@@ -66,12 +68,12 @@ def _fmt(v: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     device = cm.profile(args.device)
-    validate_json_dest(args.json)
+    validate_json_dest(args.json, mkdir=args.mkdir)
     show = sys.stderr if args.json == "-" else sys.stdout
     if args.plot:
         if Path(args.plot).suffix.lower() != ".png":
             raise LamValueError(f"--plot {args.plot!r} must end in .png (an .svg is written beside it)")
-        validate_output_file(args.plot, "--plot")
+        validate_output_file(args.plot, "--plot", mkdir=args.mkdir)
     names = args.table or list(cm.TABLES)
     out: dict[str, Any] = {"device": device.to_json(), "tables": {}}
     for name in names:
