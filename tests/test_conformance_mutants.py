@@ -132,8 +132,8 @@ def test_every_check_kills_some_mutant():
 # -------------------------------------------------------------------------------------------
 import os  # noqa: E402
 
+from lam_ref.conformance.witnesses import tables  # noqa: E402
 from lam_ref.conformance.witnesses.controls import load_controls  # noqa: E402
-from lam_ref.conformance.witnesses.mutants import _table  # noqa: E402
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE", "ci") == "thorough"
 RECORDED = [m for m in MUTANTS if hasattr(m, "CAUGHT_BY")]
@@ -148,7 +148,7 @@ CLASSES = {
 def test_at_least_sixty_recorded_mutants_and_ten_controls():
     """Issue 21 §5: at least 60 mutants m46+ with bug, class, idiom, claim and exposing input stated,
     and at least 10 allowed alternatives (controls), each stating what it does differently."""
-    assert _table.SCALE == SCALE, "the records are measured at the meta-test's scale"
+    assert tables.SCALE == SCALE, "the records are measured at the meta-test's scale"
     assert len(RECORDED) >= 60, f"only {len(RECORDED)} mutants carry a CAUGHT_BY record"
     known = {c.claim for c in CHECKS}
     ids = {c.id for c in CHECKS}
@@ -206,16 +206,23 @@ def test_recorded_survivors_and_rates(full_runs, capsys):
         print(f"\nmutants m46+ caught: {len(caught)}/{len(RECORDED)} = {100.0 * len(caught) / len(RECORDED):.0f} %; "
               f"controls passing: {len(controls_ok)}/{len(CONTROLS)}; survivors: {[_short(m) for m in RECORDED if m not in caught]}")
     newly = [_short(m) for m in caught if not m.CAUGHT_BY]
-    assert not newly, f"recorded as surviving but now caught (re-record: {_table.COMMAND_RECORD}): {newly}"
+    assert not newly, f"recorded as surviving but now caught (re-record: {tables.COMMAND_RECORD}): {newly}"
     bad = {_short(c): [r.id for r in full_runs[_short(c)]] for c in CONTROLS if full_runs[_short(c)]}
     assert not bad, f"controls failing (false alarms of the suite): {bad}"
 
 
 def test_mutant_page_equals_the_registry():
-    """docs/conformance-mutants.md is the rendering of the mutants' and controls' metadata."""
+    """docs/conformance-mutants.md is the rendering of the mutants' and controls' metadata, and the mutants
+    block of docs/conformance.md the rendering of m01-m45's (one mechanism for both mutant regimes)."""
+    import re
     from pathlib import Path
 
-    page = Path(__file__).resolve().parents[1] / _table.PAGE
-    assert page.read_text() == _table.render(), (
-        f"{_table.PAGE} is stale: run python -m lam_ref.conformance.witnesses.mutants._table --write {_table.PAGE}"
+    root = Path(__file__).resolve().parents[1]
+    page = root / tables.PAGE
+    assert page.read_text() == tables.render(), (
+        f"{tables.PAGE} is stale: run {tables.COMMAND_WRITE}"
     )
+    text = (root / tables.CONFORMANCE_PAGE).read_text(encoding="utf-8")
+    block = re.search(r"<!-- mutants-table:start -->\n(.*?)\n<!-- mutants-table:end -->", text, re.S)
+    assert block is not None, f"{tables.CONFORMANCE_PAGE} lacks the generated mutants-table block"
+    assert block.group(1) == tables.designed_table(), f"the mutants table of {tables.CONFORMANCE_PAGE} is stale: run {tables.COMMAND_WRITE}"

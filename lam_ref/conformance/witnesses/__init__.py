@@ -10,5 +10,5 @@
 
 Each is a plain SPEC §15 module: ``lam-ref conform --impl lam_ref.conformance.witnesses.independent``.
 The tables of docs/conformance.md ("How we know the suite works") and docs/conformance-mutants.md
-are rendered from the mutants' and controls' own records by :mod:`.mutants._table`.
+are rendered from the mutants' and controls' own records by :mod:`.tables`.
 """

@@ -1,13 +1,22 @@
-"""The mutant table of docs/conformance-mutants.md: measured kills, recorded in the mutants.
+"""The witness tables of the docs, rendered from the witnesses' own records: one mechanism for
+both mutant regimes and the controls.
 
-Mutants m46 onwards carry their measurement as data: ``CAUGHT_BY`` (the first checks, in suite
-order, that fail on them at the meta-test's example scale; empty when the suite misses the bug),
-next to ``BUG``, ``CLASS`` (bug class), ``IDIOM`` (the language idiom it imitates), ``VIOLATES``
-(the claim) and ``NEEDS`` (the kind of input that exposes it). ``tests/test_conformance_mutants.py``
-holds every record true; this module re-measures and rewrites the records and renders the page::
+* Mutants m01–m45 were written with the checks: each declares ``BUG`` and ``VIOLATES``, and the
+  checks that reject it name it in ``shown_to_fail_on``. :func:`designed_table` renders them as
+  the block ``<!-- mutants-table:start -->`` ... ``:end -->`` of docs/conformance.md ("How we know
+  the suite works"); ``tests/test_conformance_docs.py`` holds every naming true.
+* Mutants m46 onwards carry their measurement as data: ``CAUGHT_BY`` (the first checks, in suite
+  order, that fail on them at the meta-test's example scale; empty when the suite misses the bug),
+  next to ``BUG``, ``CLASS`` (bug class), ``IDIOM`` (the language idiom it imitates), ``VIOLATES``
+  (the claim) and ``NEEDS`` (the kind of input that exposes it); with the controls (``ALLOWED``)
+  they make docs/conformance-mutants.md (:func:`render`). ``tests/test_conformance_mutants.py``
+  holds every record true; this module re-measures and rewrites the records.
 
-    python -m lam_ref.conformance.witnesses.mutants._table --record        # re-measure, rewrite CAUGHT_BY
-    python -m lam_ref.conformance.witnesses.mutants._table --write docs/conformance-mutants.md
+Both pages are written by one command::
+
+    python -m lam_ref.conformance.witnesses.tables --record    # re-measure, rewrite CAUGHT_BY
+    python -m lam_ref.conformance.witnesses.tables --write     # docs/conformance-mutants.md and the
+                                                               # mutants block of docs/conformance.md
 """
 
 from __future__ import annotations
@@ -19,30 +28,39 @@ import sys
 import types
 from pathlib import Path
 
-from ..controls import load_controls
-from . import load_mutants
+from .controls import load_controls
+from .mutants import load_mutants
 
-__all__ = ["SCALE", "measure", "record", "render", "recorded_mutants"]
+__all__ = ["SCALE", "designed_mutants", "designed_table", "measure", "record", "recorded_mutants", "render", "write_docs"]
 
 #: Example scale of the meta-test (``tests/test_conformance_mutants.py``) and of ``--record``.
 SCALE = 0.1
 #: How many catching checks a record keeps (the first ones, in suite order).
 KEEP = 3
 PAGE = "docs/conformance-mutants.md"
+#: The page whose generated block lists the mutants m01–m45 (:func:`designed_table`).
+CONFORMANCE_PAGE = "docs/conformance.md"
+COMMAND_WRITE = "python -m lam_ref.conformance.witnesses.tables --write"
 COMMAND_TEST = "pytest -q tests/test_conformance_mutants.py"
 COMMAND_FULL = "HYPOTHESIS_PROFILE=thorough pytest -q tests/test_conformance_mutants.py -k survivors"
 #: What the same mutants measured against earlier states of the suite (the measurements that
-#: motivated checks_extra); kept as text, the live figures above are derived from the records.
+#: motivated the last checks); kept as text, the live figures above are derived from the records.
 HISTORY = [
     "against the 16 checks of the first suite: 37 / 85 caught (44 %); 48 got through",
-    "after the edge checks (checks_edges) and the test vectors were merged: 74 / 85 (87 %)",
-    "after lam_ref.conformance.checks_extra (written for the 11 classes still missed): the figure above",
+    "after the edge checks (empty inputs, layouts, sizes, aliasing, the v1 format) and the test vectors were merged: 74 / 85 (87 %)",
+    "after eight checks written for the 11 classes still missed (signed zeros, t = ±1, 4,096 retained rows, byte order, "
+    "a reused caller buffer, exact line bytes, oversized v1 headers): the figure above",
 ]
-COMMAND_RECORD = "python -m lam_ref.conformance.witnesses.mutants._table --record"
+COMMAND_RECORD = "python -m lam_ref.conformance.witnesses.tables --record"
 
 
 def _short(module: types.ModuleType) -> str:
     return module.__name__.rsplit(".", 1)[1]
+
+
+def designed_mutants() -> list[types.ModuleType]:
+    """The mutants written with the checks (m01–m45: no ``CAUGHT_BY`` record)."""
+    return [m for m in load_mutants() if not hasattr(m, "CAUGHT_BY")]
 
 
 def recorded_mutants() -> list[types.ModuleType]:
@@ -52,7 +70,7 @@ def recorded_mutants() -> list[types.ModuleType]:
 
 def measure(module: types.ModuleType, scale: float = SCALE) -> list[str]:
     """Ids of the checks that fail on ``module``, in suite order."""
-    from ... import run_checks
+    from .. import run_checks
 
     return [r.id for r in run_checks(module, scale=scale) if r.outcome == "failed"]
 
@@ -65,7 +83,7 @@ def record(scale: float = SCALE, out=sys.stdout) -> dict[str, list[str]]:
         found[_short(m)] = failed
         keep = tuple(failed[:KEEP])
         if keep:  # keep only catches that reproduce when just the recorded checks run (what the meta-test does)
-            from ... import run_checks
+            from .. import run_checks
 
             again = {r.id for r in run_checks(m, scale=scale, select=list(keep)) if r.outcome == "failed"}
             keep = tuple(c for c in keep if c in again) or tuple(failed[:1])
@@ -97,7 +115,7 @@ def render() -> str:
     lines = [
         "# Conformance mutants m46 onwards and the controls",
         "",
-        "<!-- generated by `python -m lam_ref.conformance.witnesses.mutants._table --write docs/conformance-mutants.md`; "
+        f"<!-- generated by `{COMMAND_WRITE}`; "
         "tests/test_conformance_mutants.py checks that this page equals the registry -->",
         "",
         "Realistic one-line bugs written the way C, C++, Rust, CUDA and Python implementers err, **not** "
@@ -143,17 +161,52 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
+def designed_table() -> str:
+    """The table of mutants m01–m45 on docs/conformance.md: bug, the checks that name it in
+    ``shown_to_fail_on`` (each such naming is held true by the meta-test) and the claim it violates."""
+    from ..registry import CHECKS
+
+    lines = ["| mutant | bug | claim |", "|---|---|---|"]
+    for m in designed_mutants():
+        name = _short(m)
+        named = [c.id for c in CHECKS if name in c.shown_to_fail_on]
+        caught = f" (caught by {', '.join(f'`{c}`' for c in named)})" if named else ""
+        lines.append(f"| `{name}` | {_cell(m.BUG)}{caught} | {m.VIOLATES} |")
+    return "\n".join(lines)
+
+
+def write_docs(root: str | Path = ".") -> list[str]:
+    """Write docs/conformance-mutants.md and the mutants block of docs/conformance.md under ``root``;
+    return the pages that changed."""
+    changed = []
+    page = Path(root) / PAGE
+    text = render()
+    if not page.exists() or page.read_text(encoding="utf-8") != text:
+        page.write_text(text, encoding="utf-8")
+        changed.append(PAGE)
+    conformance = Path(root) / CONFORMANCE_PAGE
+    old = conformance.read_text(encoding="utf-8")
+    new = re.sub(r"(<!-- mutants-table:start -->\n)(?:.*?\n)?(<!-- mutants-table:end -->)",
+                 lambda m: m.group(1) + designed_table() + "\n" + m.group(2), old, flags=re.S)
+    if new != old:
+        conformance.write_text(new, encoding="utf-8")
+        changed.append(CONFORMANCE_PAGE)
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lam_ref.conformance.witnesses.mutants._table", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m lam_ref.conformance.witnesses.tables", description=__doc__.splitlines()[0])
     parser.add_argument("--record", action="store_true", help="re-measure every mutant m46+ and rewrite its CAUGHT_BY")
-    parser.add_argument("--write", metavar="PAGE", help="write the rendered page (e.g. docs/conformance-mutants.md)")
+    parser.add_argument("--write", action="store_true",
+                        help=f"write {PAGE} and the mutants block of {CONFORMANCE_PAGE} (run from the repository root)")
     args = parser.parse_args(argv)
     if args.record:
         record()
         for m in recorded_mutants():
             importlib.reload(m)
     if args.write:
-        Path(args.write).write_text(render())
+        for page in write_docs():
+            print("updated", page)
     if not (args.record or args.write):
         sys.stdout.write(render())
     return 0
