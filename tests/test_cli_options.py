@@ -15,6 +15,8 @@ import pytest
 
 from lam_ref.cli import build_parser, main
 
+from .test_cli_help import _commands
+
 ROOT = Path(__file__).resolve().parents[1]
 #: A small trajectory shipped with the repository whose observations are longer than MiniLM reads
 #: (256 word pieces): fitted windows and the paper's fixed 512-token windows differ on it.
@@ -199,23 +201,12 @@ OUTPUT_OPTIONS = ("--json", "--out", "--plot", "--map-out", "--save-embeddings",
 NO_MKDIR = {"determinism weights": "--out is the new folder the command creates (it must not exist)"}
 
 
-def _parsers(parser, path=""):
-    import argparse
-
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                key = f"{path} {name}".strip()
-                yield key, sub
-                yield from _parsers(sub, key)
-
-
 def test_every_command_that_writes_a_file_takes_mkdir():
     """The refusal of a missing output folder says "(create it, or pass --mkdir)" in every
     command, so every command with an output option takes ``--mkdir`` (compare did not: issue 35
     §4), as a flag that is off by default."""
     missing, seen = [], 0
-    for key, sub in _parsers(build_parser()):
+    for key, sub in _commands(build_parser()):
         flags = {o: a for a in sub._actions for o in a.option_strings}
         if not set(OUTPUT_OPTIONS) & set(flags) or key in NO_MKDIR:
             continue
