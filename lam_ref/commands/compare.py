@@ -38,12 +38,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from .. import evidence as E
 from .. import metrics as M
@@ -55,25 +51,24 @@ from ..peers import METHODS
 from ..peers import gem as G
 from ..peers import lre as R
 from ..peers import semdedup as S
-from ..peers.base import PeerResult, step_units
 from ..peers.compare import (
     CHUNK_METHODS,
     DEFAULT_METHODS,
     DEFAULT_OPS,
     DEFAULT_TAUS,
     LAM_METHODS,
+    ComparePlan,
     CountingEncoder,
+    best_and_ecr,
+    compare_methods,
     plot,
+    row_json,
 )
-from ..peers.lam import run_lam
-from ..peers.masking import mask, validate_k
+from ..peers.masking import validate_k
 from ..tables import pct, plural, table
-from ..text.chunking import get_tokenizer
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
-from ..text.pipeline import CompactionConfig, Encoded, encode_chunks
 from ..text.records import Trajectory
-from ..text.reuse import EncodingCache
 from ._lines import config_line, reuse_line
 from ._options import (
     add_json,
@@ -121,25 +116,13 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
-@dataclass(frozen=True)
-class Plan:
-    """The validated arguments; ``config``: LAM's layer settings, the object ``lam-ref compact``
-    builds from the same options (its threshold and layers are set per row)."""
-
-    methods: list[str]
-    ops: dict[str, list[Any]]
-    taus: dict[str, Fraction]
-    seeds: int
-    config: CompactionConfig
-
-
 def _int(v: Any, name: str, lo: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < lo:
         raise LamValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return v
 
 
-def validate_args(args: argparse.Namespace) -> Plan:
+def validate_args(args: argparse.Namespace) -> ComparePlan:
     """Check every argument that needs no file (errors name the argument and the value)."""
     methods = [m.strip().lower() for m in str(args.methods).split(",") if m.strip()]
     if not methods:
@@ -157,10 +140,10 @@ def validate_args(args: argparse.Namespace) -> Plan:
     }
     taus = validate_taus(args.taus)
     seeds = _int(args.seeds, "--seeds", 1)
-    _int(args.per_cluster, "--per-cluster", 1)
+    per_cluster = _int(args.per_cluster, "--per-cluster", 1)
     if args.semdedup_k is not None:
         _int(args.semdedup_k, "--semdedup-k", 1)
-    _int(args.gem_min_blocks, "--gem-min-blocks", 0)
+    gem_min_blocks = _int(args.gem_min_blocks, "--gem-min-blocks", 0)
     _int(args.batch_size, "--batch-size", 1)
     config = compaction_config(args, l2_rel_eb=None)
     if args.json and args.json != "-":
@@ -171,90 +154,9 @@ def validate_args(args: argparse.Namespace) -> Plan:
         if not args.gold:
             raise LamValueError(f"--plot {args.plot!r} needs --gold (the plot's y axis is evidence retained)")
         validate_output_file(args.plot, "--plot", mkdir=getattr(args, "mkdir", False))
-    return Plan(methods, ops, taus, seeds, config)
-
-
-# ----------------------------------------------------------------------------------------------
-# accumulation
-
-
-def _label(method: str, op: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in op.items()) if op else "—"
-
-
-@dataclass
-class Row:
-    """One method at one operating point, over all trajectories (SemDeDup: pooled over seeds)."""
-
-    method: str
-    op: dict[str, Any]
-    prefix_stable: bool = True
-    tokens: list[tuple[int, int, int]] = field(default_factory=list)  # per (trajectory, seed)
-    evidence: list[E.EvidenceResult] = field(default_factory=list)
-    ev_tokens: list[tuple[int, int, int]] = field(default_factory=list)
-    deleted_units: int = 0
-    placeholders: int = 0
-    wall_s: float = 0.0
-    per_seed: dict[int, dict[str, Any]] = field(default_factory=dict)
-    deletion_sets: dict[int, set[Any]] = field(default_factory=dict)
-
-    def add(self, res: PeerResult, lines: list[str] | None, seed: int = 0) -> None:
-        t = (res.tokens_original, res.tokens_residual_net, res.tokens_residual_gross)
-        self.prefix_stable = self.prefix_stable and res.prefix_stable
-        self.tokens.append(t)
-        self.deleted_units += len(res.deleted_units)
-        self.placeholders += res.placeholders
-        self.wall_s += res.wall_s
-        self.deletion_sets.setdefault(seed, set()).update((res.trajectory.id, u) for u in res.deleted_units)
-        ps = self.per_seed.setdefault(seed, {"tokens": [], "ev_tokens": [], "evidence": []})
-        ps["tokens"].append(t)
-        if lines is not None:
-            ev = E.evidence_retention(lines, [res.trajectory.records[i].text for i in res.trajectory.observation_indices],
-                                      res.observation_residuals())
-            self.evidence.append(ev)
-            ps["evidence"].append(ev)
-            if ev.witnessed:
-                self.ev_tokens.append(t)
-                ps["ev_tokens"].append(t)
-
-
-def _row_json(row: Row, with_gold: bool) -> dict[str, Any]:
-    seeds = sorted(row.per_seed)
-    n = len(seeds)
-    per = {s: M.removal_of_counts(row.per_seed[s]["tokens"]) for s in seeds}
-    nets = [r.net for r in per.values() if r is not None]
-    out: dict[str, Any] = {
-        "method": row.method,
-        "operating_point": row.op,
-        "label": _label(row.method, row.op),
-        "prefix_stable": row.prefix_stable,
-        "seeds": n,
-        "removal_net": float(np.mean(nets)) if nets else None,
-        "removal_gross": float(np.mean([r.gross for r in per.values() if r is not None])) if nets else None,
-        "removal_net_range": [min(nets), max(nets)] if nets else None,
-        "deleted_units": row.deleted_units / max(n, 1),
-        "placeholders": row.placeholders / max(n, 1),
-        "wall_s": row.wall_s,
-    }
-    if n > 1:
-        out["stability"] = S.seed_agreement([row.deletion_sets.get(s, set()) for s in seeds])
-    else:
-        out["stability"] = {"seeds": 1, "pairwise_jaccard": 1.0, "deterministic": True}
-    if with_gold:
-        summ = E.summarize_evidence(row.evidence)
-        ev_rem = [M.removal_of_counts(row.per_seed[s]["ev_tokens"]) for s in seeds]
-        ev_nets = [r.net for r in ev_rem if r is not None]
-        micro_seed = [float(E.summarize_evidence(row.per_seed[s]["evidence"]).micro) for s in seeds]
-        out["evidence"] = {
-            **summ.to_json(),
-            "micro": float(summ.micro) if summ.witnessed else None,
-            "macro_intact": float(summ.macro_intact) if summ.witnessed else None,
-            "micro_range": [min(micro_seed), max(micro_seed)] if summ.witnessed else None,
-            "removal_net": float(np.mean(ev_nets)) if ev_nets else None,
-            "removal_net_range": [min(ev_nets), max(ev_nets)] if ev_nets else None,
-            "over": "trajectories with >= 1 witnessed evidence line (counts summed over seeds)",
-        }
-    return out
+    return ComparePlan(methods, ops, taus, seeds, config, gem_min_blocks=gem_min_blocks,
+                       semdedup_scope=args.semdedup_scope, per_cluster=per_cluster, semdedup_k=args.semdedup_k,
+                       semdedup_keep=args.semdedup_keep)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -285,85 +187,19 @@ def run(args: argparse.Namespace) -> int:
         print("lam-ref compare: no trajectories found", file=sys.stderr)
         return 1
     encoder = CountingEncoder(get_encoder(args.encoder, args.device, args.encoder_backend)) if needs_encoder else None
-    tok = get_tokenizer()
-    gem_cfgs = {tau: G.GemConfig(tau=tau, min_blocks=args.gem_min_blocks) for tau in plan.ops["tau"]}
-    rows: dict[tuple[str, str], Row] = {}
-
-    def row(method: str, op: dict[str, Any]) -> Row:
-        key = (method, _label(method, op))
-        if key not in rows:
-            rows[key] = Row(method, op)
-        return rows[key]
-
-    def timed(fn, *a, **kw) -> PeerResult:
-        t0 = time.perf_counter()
-        res = fn(*a, **kw)
-        res.wall_s = time.perf_counter() - t0
-        return res
-
-    encoded: list[Encoded | None] = []
-    encode_s = 0.0
-    reuse = EncodingCache(enabled=plan.config.reuse)  # one per run (SPEC §4.4)
     progress = RunProgress(len(trajs), enabled=not args.no_progress, desc="compare")
-
-    def advancing(items: list[Trajectory]):
-        for item in items:
-            yield item
-            progress.advance(trajectories=1)
-
-    for t in advancing(trajs):
-        ln = lines.get(t.id) if gold is not None else None
-        enc = None
-        if CHUNK_METHODS & set(plan.methods):
-            assert encoder is not None
-            encoder.current = "chunks"
-            t0 = time.perf_counter()
-            items = [(i, t.records[i].turn, t.records[i].text) for i in t.observation_indices]
-            enc = encode_chunks(items, encoder, tok, window=plan.config.window, batch_size=plan.config.batch_size,
-                                fit=plan.config.fit_window, reuse=reuse, on_batch=progress.encoding)
-            progress.note(windows=len(enc.chunks))
-            encode_s += time.perf_counter() - t0
-        encoded.append(enc)
-        for method in plan.methods:
-            if method in ("lam", "l1"):
-                for th in plan.ops["t"]:
-                    row(method, {"t": th}).add(timed(run_lam, method, t, encoder, threshold=th,
-                                                     cache={"orig": enc}, config=plan.config), ln)
-            elif method == "l0":
-                row("l0", {}).add(timed(run_lam, "l0", t, None, config=plan.config), ln)
-            elif method == "masking":
-                for k in plan.ops["k"]:
-                    row("masking", {"k": k}).add(timed(mask, t, k, tok), ln)
-            elif method == "lre":
-                for b in plan.ops["budget"]:
-                    row("lre", {"budget": b}).add(timed(R.lre, t, b, tok, model=model), ln)
-            elif method == "gem":
-                _, units, _ = step_units(t)
-                vectors = None
-                if G.protocol_problem(t, units) is None and len(units) >= args.gem_min_blocks:
-                    assert encoder is not None
-                    encoder.current = "gem_blocks"
-                    t0 = time.perf_counter()
-                    vectors = G.gem_vectors(t, encoder, batch_size=args.batch_size)
-                    encode_s += time.perf_counter() - t0
-                for tau, cfg in gem_cfgs.items():
-                    row("gem", {"tau": tau}).add(timed(G.gem, t, tok, cfg, vectors=vectors), ln)
-    progress.close()
-    if "semdedup" in plan.methods:
-        _semdedup(trajs, encoded, plan, args, tok, lines if gold is not None else None, row)
+    try:
+        done = compare_methods(trajs, plan, encoder=encoder, lines=lines if gold is not None else None, lre_model=model,
+                               on_trajectory=lambda: progress.advance(trajectories=1), on_batch=progress.encoding,
+                               on_windows=lambda n: progress.note(windows=n))
+    finally:
+        progress.close()
+    encode_s, reuse = done.encode_s, done.reuse
     total_s = time.perf_counter() - t_start
 
     with_gold = gold is not None
-    rows_json = [_row_json(r, with_gold) for r in rows.values()]
-    ecr: dict[str, dict[str, float | None]] = {}
-    best: dict[str, float | None] = {}
-    for method in plan.methods:
-        mine = [r for r in rows_json if r["method"] == method]
-        best[method] = max((r["removal_net"] for r in mine if r["removal_net"] is not None), default=None)
-        if with_gold:
-            pts = [M.OperatingPoint(r["label"], r["evidence"]["removal_net"], r["evidence"]["kept"],
-                                    r["evidence"]["witnessed"]) for r in mine if r["evidence"]["removal_net"] is not None]
-            ecr[method] = {s: M.ecr_at(pts, tau) for s, tau in plan.taus.items()} if pts else {s: None for s in plan.taus}
+    rows_json = [row_json(r, with_gold) for r in done.rows]
+    best, ecr = best_and_ecr(rows_json, plan, with_gold)
     counts = dict(encoder.counts) if encoder is not None else {}
     out = sys.stderr if args.json == "-" else sys.stdout
     print(table(*_table(rows_json, with_gold)), file=out)
@@ -409,37 +245,6 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _semdedup(trajs, encoded, plan, args, tok, lines, row) -> None:
-    """SemDeDup over all seeds and eps (one clustering per seed and scope unit, shared by every eps)."""
-    offsets = np.cumsum([0] + [e.embeddings.shape[0] if e is not None else 0 for e in encoded])
-    groups = [list(range(len(trajs)))] if args.semdedup_scope == "corpus" else [[j] for j in range(len(trajs))]
-    for seed in range(plan.seeds):
-        for grp in groups:
-            embs = [encoded[j].embeddings for j in grp if encoded[j] is not None]
-            x = np.concatenate(embs) if embs else np.zeros((0, 1), np.float32)
-            t0 = time.perf_counter()
-            k = S.n_clusters_for(x.shape[0], args.per_cluster) if args.semdedup_k is None else min(args.semdedup_k,
-                                                                                                     x.shape[0])
-            clus = S.spherical_kmeans(x, k, seed) if x.shape[0] else None
-            cluster_s = time.perf_counter() - t0
-            base = offsets[grp[0]]
-            for eps in plan.ops["eps"]:
-                t0 = time.perf_counter()
-                dele = (S.semdedup_deleted(x, eps, seed, clustering=clus, keep=args.semdedup_keep) if clus is not None
-                        else np.zeros(0, np.int64))
-                rule_s = time.perf_counter() - t0
-                share = (cluster_s + rule_s) / len(grp)
-                for j in grp:
-                    enc = encoded[j]
-                    lo, hi = offsets[j] - base, offsets[j + 1] - base
-                    local = (dele[(dele >= lo) & (dele < hi)] - lo).tolist()
-                    t0 = time.perf_counter()
-                    res = S.apply_deletions(trajs[j], enc.chunks if enc is not None else [], local, tok,
-                                            {"eps": eps}, extra={"seed": seed, "scope": args.semdedup_scope})
-                    res.wall_s = time.perf_counter() - t0 + share
-                    row("semdedup", {"eps": eps}).add(res, lines.get(trajs[j].id) if lines is not None else None, seed)
-
-
 # ----------------------------------------------------------------------------------------------
 # output
 
@@ -464,6 +269,6 @@ def _table(rows_json: list[dict[str, Any]], with_gold: bool) -> tuple[list[list[
     return out, header
 
 
-def _ecr_table(plan: Plan, best: dict[str, float | None], ecr: dict[str, dict[str, float | None]]) -> tuple[list[list[Any]], list[str]]:
+def _ecr_table(plan: ComparePlan, best: dict[str, float | None], ecr: dict[str, dict[str, float | None]]) -> tuple[list[list[Any]], list[str]]:
     header = ["method", "best (unconstrained)"] + [f"ECR@{s}" for s in plan.taus]
     return [[m, pct(best[m])] + [M.format_ecr(ecr[m][s]) for s in plan.taus] for m in plan.methods], header

@@ -9,6 +9,9 @@ worker count (paper §2.4, Algorithm 2; SPEC §5, §10). See ``docs/scale.md``.
 * :mod:`~lam_ref.distributed.trajectories`: one task per file running the unchanged serial
   :func:`lam_ref.text.pipeline.compact_trajectory` (or encoding the file, or writing its
   corpus-scope residuals), atomic per-file outputs, ``--resume``, per-file and corpus digests;
+* :mod:`~lam_ref.distributed.corpus`: compaction at corpus scope as one call
+  (:func:`~lam_ref.distributed.corpus.compact_corpus`: encode each file, one greedy over all
+  windows, the residuals per file);
 * :mod:`~lam_ref.distributed.shards`: memory-mapped embedding shards with checksums;
 * :mod:`~lam_ref.distributed.greedy`: tile pairs / band buckets → within-δ pairs → one resolve.
 """

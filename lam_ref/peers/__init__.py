@@ -10,7 +10,7 @@ removal record from which the input comes back exactly):
 * :mod:`~lam_ref.peers.gem` — GEM (protected set, residual-greedy completion, length guard);
 * :mod:`~lam_ref.peers.lre` — LRE (causal features, logistic regression, budget-greedy).
 
-``lam-ref compare`` runs them side by side (:mod:`lam_ref.commands.compare`).
+``lam-ref compare`` runs them side by side (:func:`lam_ref.peers.compare.compare_methods`).
 """
 
 from __future__ import annotations
