@@ -231,3 +231,32 @@ def test_audit_json_into_a_missing_folder_needs_mkdir(tmp_path, capsys):
     assert main(argv + ["--mkdir"]) == 0, "with --mkdir the audit runs"
     assert json.loads(dest.read_text(encoding="utf-8"))["premise_holds"] is True, "the report was written"
     capsys.readouterr()
+
+
+def _locomo_with_bad_evidence(tmp_path: Path) -> Path:
+    """A one-conversation LoCoMo file whose QA evidence holds one unknown id (``D9:9``) and one
+    that is no id at all (``garbage``): two evidence warnings from the loader."""
+    doc = [{
+        "sample_id": "conv-1",
+        "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1 pm",
+                         "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "hi there, how was the trip"},
+                                       {"speaker": "Bo", "dia_id": "D1:2", "text": "long, but the museum was great"}]},
+        "qa": [{"question": "what was great?", "answer": "the museum", "evidence": ["D1:2"], "category": 1},
+               {"question": "q2", "answer": "x", "evidence": ["D9:9", "garbage"], "category": 2}],
+    }]
+    p = tmp_path / "locomo10.json"
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    return p
+
+
+def test_evidence_warnings_come_from_the_commands_that_use_the_evidence(tmp_path, capsys):
+    """Issue 35 §4: LoCoMo's malformed evidence ids are warned about by ``sweep``, which uses them
+    (its QA evidence hit rate), one ``lam-ref sweep: warning:`` line each, and not by ``compact``,
+    which never reads them."""
+    src = _locomo_with_bad_evidence(tmp_path)
+    assert main(["compact", str(src), "--encoder", "hash", "--no-progress", "--no-l2"]) == 0, "compact ran"
+    err = capsys.readouterr().err
+    assert "evidence" not in err, f"compact does not use the evidence and says nothing of it: {err!r}"
+    assert main(["sweep", str(src), "--encoder", "hash", "--no-progress", "-t", "0.95"]) == 0, "sweep ran"
+    warned = [x for x in capsys.readouterr().err.splitlines() if x.startswith("lam-ref sweep: warning: ")]
+    assert len(warned) == 2 and all(".evidence[" in x for x in warned), f"one line per bad evidence id: {warned}"

@@ -138,15 +138,16 @@ def test_pairs_table_counts_in_words(tmp_path, capsys):
 
 def test_pairs_prints_no_qa_evidence_warnings(tmp_path, capsys):
     """LoCoMo QA evidence is no concern of ``pairs`` (issue 23 §6): a malformed evidence id warns
-    in ``compact``, which measures evidence retention, and not in ``pairs``."""
+    in ``sweep``, which uses the QA evidence (its evidence hit rate; issue 35 §4: not ``compact``,
+    which never reads it), and not in ``pairs``."""
     doc = _locomo([LONG, "alpha " * 30, LONG])
     doc[0]["qa"][0]["evidence"] = ["D9:9"]
     p = tmp_path / "locomo10.json"
     p.write_text(json.dumps(doc))
     rc, _, err = _run(capsys, "pairs", str(p), "--encoder", "hash", "-t", "0.99", "--no-progress")
     assert rc == 0 and "evidence" not in err and "warning" not in err, f"no evidence warning from pairs: {err!r}"
-    rc, _, err = _run(capsys, "compact", str(p), "--encoder", "hash", "--no-progress")
-    assert "D9:9" in err, f"precondition: the evidence id is malformed and compact says so: {err!r}"
+    rc, _, err = _run(capsys, "sweep", str(p), "--encoder", "hash", "--no-progress", "-t", "0.99")
+    assert "D9:9" in err, f"precondition: the evidence id is malformed and sweep says so: {err!r}"
 
 
 def test_pairs_top_distinct_lists_no_exact_copies(tmp_path, capsys):

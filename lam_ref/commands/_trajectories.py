@@ -35,11 +35,14 @@ def plan_trajectory_files(paths: Iterable[str], fmt: str | None, command: str | 
 
 
 def planned_trajectories(files: list[tuple[Path, str]], fmt: str | None, command: str, failures: list,
-                         progress: RunProgress, *, show_warnings: bool = True) -> Iterator:
+                         progress: RunProgress, *, evidence_warnings: bool = False) -> Iterator:
     """Trajectories of the files found by :func:`plan_trajectory_files`, one file at a time. A file
     that fails to load is reported in one line ``lam-ref COMMAND: failed: FILE: problem`` and appended
     to ``failures``; the rest go on. The caller reports windows through ``progress.note``; the
-    bar advances by one file after each file's last trajectory."""
+    bar advances by one file after each file's last trajectory. ``evidence_warnings``: print the
+    loader's warnings about a trajectory's evidence ids (LoCoMo's malformed ones, repaired or
+    dropped), one ``warning:`` line each; only a command that uses that evidence asks for them
+    (``sweep``'s QA evidence hit rate; issue 35 §4)."""
     from ..text.loaders import LoadFailure, MalformedEvidenceWarning, load_file
     from ..text.records import TrajectoryFormatError
 
@@ -54,16 +57,18 @@ def planned_trajectories(files: list[tuple[Path, str]], fmt: str | None, command
                 progress.advance(1)
                 continue
             for item in trajs:
-                if show_warnings:
+                if evidence_warnings:
                     for w in item.warnings:
                         progress.write(f"lam-ref {command}: warning: {w}")
                 yield item
             progress.advance(1)
 
 
-def loaded_trajectories(paths: list[str], fmt: str | None, command: str, failures: list, *, show_warnings: bool = True) -> Iterator:
+def loaded_trajectories(paths: list[str], fmt: str | None, command: str, failures: list, *,
+                        evidence_warnings: bool = False) -> Iterator:
     """Trajectories of ``paths`` one at a time (streaming); each file that fails to load is reported
-    on stderr as ``lam-ref COMMAND: failed: ...`` and appended to ``failures``, and the rest go on."""
+    on stderr as ``lam-ref COMMAND: failed: ...`` and appended to ``failures``, and the rest go on
+    (``evidence_warnings``: as :func:`planned_trajectories`)."""
     from ..text.loaders import LoadFailure, MalformedEvidenceWarning, iter_trajectories
 
     with warnings.catch_warnings():
@@ -73,7 +78,7 @@ def loaded_trajectories(paths: list[str], fmt: str | None, command: str, failure
                 failures.append(item)
                 print(f"lam-ref {command}: failed: {printable(item.error)}", file=sys.stderr)
                 continue
-            if show_warnings:
+            if evidence_warnings:
                 for w in item.warnings:
                     print(f"lam-ref {command}: warning: {printable(w)}", file=sys.stderr)
             yield item

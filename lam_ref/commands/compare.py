@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     plan_trajectory_files(args.paths, args.format)  # a missing or empty input: exit 2 before any work
     t_start = time.perf_counter()
     failures: list[LoadFailure] = []
-    trajs: list[Trajectory] = list(loaded_trajectories(args.paths, args.format, "compare", failures, show_warnings=False))
+    trajs: list[Trajectory] = list(loaded_trajectories(args.paths, args.format, "compare", failures))
     gold = None
     lines: dict[str, list[str]] = {}
     if args.gold:

@@ -97,8 +97,7 @@ def run(args: argparse.Namespace) -> int:
     progress = RunProgress(len(files), enabled=not args.no_progress, desc="pairs")
     reuse = EncodingCache(enabled=config.reuse)  # one per run (SPEC §4.4)
     try:
-        for g, item in enumerate(planned_trajectories(files, args.format, "pairs", failures, progress,
-                                                      show_warnings=False)):
+        for g, item in enumerate(planned_trajectories(files, args.format, "pairs", failures, progress)):
             its = [(i, item.records[i].turn, item.records[i].text or "") for i in item.observation_indices]
             enc = encode_chunks(its, encoder, tok, window=config.window, batch_size=config.batch_size,
                                 fit=config.fit_window, reuse=reuse, on_batch=progress.encoding)

@@ -148,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     saver = EmbeddingSaver(args.save_embeddings) if getattr(args, "save_embeddings", None) else None
     progress = RunProgress(len(plan.files), enabled=not args.no_progress, desc="sweep")
     reuse = EncodingCache(enabled=not args.no_reuse)  # one per run (SPEC §4.4)
-    for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress, show_warnings=False):
+    for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress,
+                                     evidence_warnings=plan.recall_k > 0):
         c = measure_trajectory(item, encoder, plan, args.batch_size, plan.gold, reuse, progress.encoding)
         progress.note(windows=c["windows"], trajectories=1)
         if saver is not None and c["orig"] is not None:
