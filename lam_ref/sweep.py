@@ -85,7 +85,6 @@ class SweepPlan:
     files: list = field(default_factory=list)
 
 
-
 # ----------------------------------------------------------------------------------------------
 # accumulation
 
@@ -258,6 +257,20 @@ class Sweep:
                 acc.exact.append(r["exact"])
                 acc.relaxed.append(r["relaxed"])
 
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The JSON rows, one per threshold that saw a trajectory (:func:`sweep_row`)."""
+        k, with_gold = self.plan.recall_k, self.plan.gold is not None
+        return [sweep_row(acc, k, with_gold, self.gold_idx, self.ev_idx) for acc in self.accs if acc.tokens]
+
+    def ecr(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """``ECR@τ`` at each floor of the plan (eq. 8, Table 17): the largest net removal over the
+        evidence set among the rows whose exact micro retention is at least τ; ``{}`` without gold."""
+        if self.plan.gold is None:
+            return {}
+        points = [M.OperatingPoint(f"t={r['t']}", r["evidence"]["removal_net"], r["evidence"]["kept"],
+                                   r["evidence"]["witnessed"]) for r in rows if self.ev_idx]
+        return {s: M.ecr_at(points, tau) for s, tau in self.plan.taus.items()}
 
 
 def sweep_file(index: int, path: str, tid: str, *, fmt: str | None, encoder_name: str, device: str | None,

@@ -50,7 +50,6 @@ from ..sweep import (
     contribution_from_json,
     measure_trajectory,
     sweep_file,
-    sweep_row,
 )
 from ..tables import pct, plural, table
 from ..text.encoders import get_encoder
@@ -167,10 +166,8 @@ def report(args: argparse.Namespace, sweep: Sweep, encoder: dict[str, Any], fail
     """Print the table and write the JSON report of a finished fold (serial or Dask); the exit status."""
     plan, k, gold, n_traj = sweep.plan, sweep.plan.recall_k, sweep.plan.gold, sweep.n_traj
     gold_idx, ev_idx, gold_used = sweep.gold_idx, sweep.ev_idx, sweep.gold_used
-    rows_json = [sweep_row(acc, k, gold is not None, gold_idx, ev_idx) for acc in sweep.accs if acc.tokens]
-    points = [M.OperatingPoint(f"t={r['t']}", r["evidence"]["removal_net"], r["evidence"]["kept"],
-                               r["evidence"]["witnessed"]) for r in rows_json if ev_idx]
-    ecr = {s: M.ecr_at(points, tau) for s, tau in plan.taus.items()} if gold is not None else {}
+    rows_json = sweep.rows()
+    ecr = sweep.ecr(rows_json)
     out = sys.stderr if args.json == "-" else sys.stdout
     if rows_json:
         header, rows = _table(rows_json, k, gold is not None)
