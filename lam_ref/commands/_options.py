@@ -126,9 +126,10 @@ def l0_net_positive(args: argparse.Namespace) -> bool:
 
 
 def _add_layer_options(p: argparse.ArgumentParser) -> None:
-    """The options of LAM's layers that ``compact`` and ``compare`` share (one
-    :class:`~lam_ref.text.pipeline.CompactionConfig`, built by :func:`compaction_config`; issue 23 §2):
-    ``--window``, ``--window-fit``, ``--driver``, ``--exhaustive``, ``--l0-stubs``, ``--no-reuse``."""
+    """The options of LAM's layers, part of :func:`add_trajectory_run_options` (one
+    :class:`~lam_ref.text.pipeline.CompactionConfig`, built by :func:`compaction_config`; issue 23 §2,
+    issue 35 §2): ``--window``, ``--window-fit``, ``--driver``, ``--exhaustive``, ``--l0-stubs``,
+    ``--no-reuse``."""
     add_window(p)
     p.add_argument("--window-fit", choices=("encoder", "none"), default="encoder",
                    help="encoder (default): each window ends where the encoder stops reading, so L1 never deletes "
@@ -142,7 +143,7 @@ def _add_layer_options(p: argparse.ArgumentParser) -> None:
 
 def compaction_config(args: argparse.Namespace, **settings: Any) -> Any:
     """The :class:`~lam_ref.text.pipeline.CompactionConfig` of a command's layer options
-    (:func:`add_layer_options`, ``--batch-size``), with ``settings`` (threshold, layers, ...) on top;
+    (:func:`add_trajectory_run_options`), with ``settings`` (threshold, layers, ...) on top;
     an option the command does not have takes the library default."""
     from ..text.pipeline import CompactionConfig
 
