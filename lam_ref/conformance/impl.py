@@ -4,7 +4,8 @@ An implementation is named by a spec string:
 
 * ``pkg.module`` — a Python module exposing any of ``substitute``, ``OnlineSession``,
   ``dedup_lines`` + ``STUB_PREFIX``, ``codec_encode`` + ``codec_decode`` (the parts of SPEC §15);
-* ``exec:COMMAND`` — a separate process speaking :mod:`lam_ref.conformance.protocol`.
+* ``exec:COMMAND`` — a separate process speaking :mod:`lam_ref.conformance.protocol`; a module
+  object with a string ``EXEC`` (the command that serves it) is checked through that process.
 
 Optional module attributes: ``COMPLETE`` (bool, default ``True``: ``substitute`` must equal the
 oracle; ``False``: held to soundness only), ``NAME``, ``__version__`` (or ``VERSION``), ``TARGET``
@@ -149,6 +150,9 @@ def load_implementation(
     if isinstance(impl, Implementation):
         return impl
     if isinstance(impl, types.ModuleType):
+        command = getattr(impl, "EXEC", None)  # a module that is an exec server (the protocol mutants, controls)
+        if isinstance(command, str):
+            return ExecImplementation(command, timeout=exec_timeout)
         return PythonImplementation(impl)
     spec = resolve_spec(impl)
     if spec.startswith("exec:"):
