@@ -143,15 +143,16 @@ def test_malformed_vector_files_are_refused_naming_the_file(tmp_path):
     doc["vectors"][3]["result"] = "maybe"
     bad = tmp_path / "bad_result.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(LamValueError, match=r"bad_result.json.*vectors\[3\]\.result") as info:
+    with pytest.raises(LamValueError, match=r"bad_result.json.*vector 4 \(vectors\[3\]\).*vectors\[3\]\.result") as info:
         load_vectors(str(bad))
     assert "\n" not in str(info.value), "the error must be one line"
     doc["vectors"][3]["result"] = "valid"
     doc["vectors"][3]["flags"] = ["NoSuchFlag"]
     unflagged = tmp_path / "unflagged.json"
     unflagged.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(LamValueError, match="unflagged.json': flags without a note: \\['NoSuchFlag'\\]"):
+    with pytest.raises(LamValueError, match="unflagged.json': vector 4 names unknown flag\\(s\\) \\['NoSuchFlag'\\]") as info:
         load_vectors(str(unflagged))
+    assert "\n" not in str(info.value), "the error must be one line"
     with pytest.raises(LamValueError, match="does not exist"):
         load_vectors(str(tmp_path / "missing.json"))
 

@@ -39,6 +39,7 @@ import numpy as np
 from ...geometry import LamValueError, delta_sq, validate_embeddings, validate_threshold
 from ...substitution import oracle
 from ...text.lines import reference_tokens
+from ..checks_outsider import l0_key_cases
 from .format import decode_embeddings, encode_array, encode_bytes, encode_ints, encode_scalar
 
 HERE = Path(__file__).resolve().parent
@@ -311,6 +312,8 @@ ONLINE_NOTES = {
     "EmptyFirstTurn": ("EdgeCase", "the first accepted turn, empty or not, fixes the session's dimension (SPEC §6.1, A2): a later turn of another D is refused."),
     "BadThreshold": ("InvalidInput", "OnlineSession(t) with t outside [-1, 1] or NaN: ValueError at construction or first admit."),
     "LargeIds": ("IntegerWidth", "global ids past 65,536 across turns."),
+    "Ids2To24": ("IntegerWidth", "global ids past 2^24 (16,777,217 rows of D = 1): ids held in a float32 come back rounded (run on request only: seconds natively, a minute through lam_ref's Python paths)."),
+    "EmptyTurnOtherDim": ("InvalidInput", "after a turn fixed D, an empty turn of another D is a dimension mismatch and is refused (SPEC §6.1, §2.3); an empty turn of D is accepted."),
 }
 
 
@@ -399,6 +402,19 @@ def build_online() -> _File:
     eye = np.eye(4)
     _online_add(f, "ids past 65,536 across three turns", ["LargeIds", "Split"], 0.95,
                 [_table(eye, [0] * 40_000), _table(eye, [0] * 25_537 + [1, 0]), _table(eye, [1, 2, 0, 2, 3])])
+    _online_add(f, "D = 4 fixed, then empty turns of D = 5, 1 and 3 (refused) and of D = 4 (accepted)",
+                ["EmptyTurnOtherDim", "EmptyTurn"], t30,
+                [encode_array(x), encode_array(np.zeros((0, 5), np.float32)), encode_array(np.zeros((0, 1), np.float32)),
+                 encode_array(np.zeros((0, 3), np.float32)), encode_array(np.zeros((0, 4), np.float32)), encode_array(near)],
+                spec="s6-session")
+    # ids past 2^24 (issue 38): 16 turns of 2^20 copies of (1), then (1), (-1), (-1). π by construction:
+    # every (1) is a copy of row 0; row 2^24 + 1 is the first (-1) (sq = 4 > δ² = 1 at t = 0.5).
+    signs = _f32([[1.0], [-1.0]])
+    big = 2**24
+    f.add(comment="ids past 2^24: 16,777,216 rows of (1) in 16 turns, then (1), (-1), (-1): π ends 0, 2^24 + 1, 2^24 + 1",
+          flags=["LargeIds", "Ids2To24", "Split"], spec="s1-chunks", result="valid", op="session",
+          input={"t": encode_scalar(0.5), "turns": [_table(signs, [0] * 2**20)] * 16 + [_table(signs, [0, 1, 1])]},
+          expected={"turns": [{"pi": encode_ints([0] * 2**20)}] * 16 + [{"pi": [0, big + 1, big + 1]}]})
     return f
 
 
@@ -421,6 +437,10 @@ L0_NOTES = {
     "LargeSeenSet": ("Size", "more than 1,024 / 2,048 distinct lines seen (fixed-size seen-sets, eviction)."),
     "Empty": ("EdgeCase", "no records, or empty records."),
     "StubPointer": ("StubFormat", "the stub's rR:L names the first copy by record index and line index in that record's output, both 0-based (SPEC §7.2, §8.1, A5)."),
+    "HashCollision32": ("Hashing", "distinct lines with one 32-bit hash (Java String.hashCode, FNV-1a 32, djb2): a 32-bit key drops the second (SPEC §7.1: the exact UTF-8 bytes, a 64-bit hash at least)."),
+    "NulInLine": ("Encoding", "a NUL is an ordinary character of a line: 'a\\0b', 'a\\0c' and 'a' are three lines (a key cut at NUL, strlen, is wrong)."),
+    "LoneCR": ("Encoding", "a lone CR is part of its line, at its start, middle or end: 'p\\rq', 'p\\r', '\\rq' and 'p' are four lines."),
+    "PrototypeName": ("EdgeCase", "lines equal to names a plain map already holds (JavaScript Object.prototype: constructor, __proto__, toString, ...; Python dunders) are ordinary lines, kept on their first occurrence."),
 }
 _WS_ODD = ("\x1c", "\x85", "\ufeff")
 
@@ -474,6 +494,7 @@ def build_l0(exact: bool) -> _File:
     cases = _l0_cases()
     cases += [(f"a line of only U+{ord(ch):04X}, repeated", [f"{ch}\nq", f"{ch}\nq"],
                ["UnicodeWhitespace" if ch.isspace() else "NotWhitespace"]) for ch in _WS_ODD]
+    cases += l0_key_cases()
     for comment, records, flags in cases:
         tokens = reference_tokens(records, STUB)
         expected = _render(tokens) if exact else _tokens_json(tokens)
