@@ -150,14 +150,20 @@ def load_implementation(
     if isinstance(impl, Implementation):
         return impl
     if isinstance(impl, types.ModuleType):
-        command = getattr(impl, "EXEC", None)  # a module that is an exec server (the protocol mutants, controls)
-        if isinstance(command, str):
-            return ExecImplementation(command, timeout=exec_timeout)
-        return PythonImplementation(impl)
+        return _from_module(impl, None, exec_timeout)
     spec = resolve_spec(impl)
     if spec.startswith("exec:"):
         return ExecImplementation(spec[len("exec:") :], timeout=exec_timeout)
-    return PythonImplementation(_import(spec), spec)
+    return _from_module(_import(spec), spec, exec_timeout)
+
+
+def _from_module(module: types.ModuleType, spec: str | None, exec_timeout: float | None) -> Implementation:
+    """A module in-process, or, when it sets a string ``EXEC`` (an exec server: the protocol mutants
+    and controls), the process that command starts."""
+    command = getattr(module, "EXEC", None)
+    if isinstance(command, str):
+        return ExecImplementation(command, timeout=exec_timeout)
+    return PythonImplementation(module, spec)
 
 
 def _import(spec: str) -> types.ModuleType:

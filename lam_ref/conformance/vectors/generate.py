@@ -313,6 +313,7 @@ ONLINE_NOTES = {
     "BadThreshold": ("InvalidInput", "OnlineSession(t) with t outside [-1, 1] or NaN: ValueError at construction or first admit."),
     "LargeIds": ("IntegerWidth", "global ids past 65,536 across turns."),
     "Ids2To24": ("IntegerWidth", "global ids past 2^24 (16,777,217 rows of D = 1): ids held in a float32 come back rounded (run on request only: seconds natively, a minute through lam_ref's Python paths)."),
+    "SessionHandles": ("StateLeak", "sessions opened, fed and closed in interleaved order: a session keeps its own ids and rows across the close and open of others (exec: a handle is never that of an open session)."),
     "EmptyTurnOtherDim": ("InvalidInput", "after a turn fixed D, an empty turn of another D is a dimension mismatch and is refused (SPEC §6.1, §2.3); an empty turn of D is accepted."),
 }
 
@@ -407,6 +408,25 @@ def build_online() -> _File:
                 [encode_array(x), encode_array(np.zeros((0, 5), np.float32)), encode_array(np.zeros((0, 1), np.float32)),
                  encode_array(np.zeros((0, 3), np.float32)), encode_array(np.zeros((0, 4), np.float32)), encode_array(near)],
                 spec="s6-session")
+    # open, open, close, open with a live session (issue 38): each session's π is the oracle's on its own rows
+    rows = {"A": _f32([_unit(0, 4), _unit(1, 4), _unit(90, 4)]), "B": _f32([_unit(180, 4), _unit(182, 4), _unit(181, 4), _unit(270, 4)]),
+            "C": _f32([_unit(45, 4), _unit(46, 4)])}
+    plan = [("open", "A"), ("open", "B"), ("admit", "A", 0, 2), ("admit", "B", 0, 2), ("close", "A"), ("open", "C"),
+            ("admit", "C", 0, 2), ("admit", "B", 2, 4), ("admit", "A2", 0, 3), ("close", "C"), ("close", "B")]
+    steps, admits = [], []
+    for step in plan:
+        if step[0] in ("open", "close"):
+            steps.append({step[0]: step[1]})
+            if step == ("open", "C"):
+                steps.append({"open": "A2"})  # a fourth session, opened after the close: fresh
+            continue
+        name, lo, hi = step[1], step[2], step[3]
+        e = rows[name[0]]
+        steps.append({"admit": name, "turn": encode_array(e[lo:hi])})
+        admits.append({"pi": encode_ints(oracle(e[:hi], t30).pi[lo:hi])})
+    f.add(comment="sessions A, B open; A closed; C and A2 opened while B lives: B continues its ids, C and A2 start fresh",
+          flags=["SessionHandles"], spec="s6-session", result="valid", op="sessions",
+          input={"t": encode_scalar(t30), "steps": steps}, expected={"admits": admits})
     # ids past 2^24 (issue 38): 16 turns of 2^20 copies of (1), then (1), (-1), (-1). π by construction:
     # every (1) is a copy of row 0; row 2^24 + 1 is the first (-1) (sq = 4 > δ² = 1 at t = 0.5).
     signs = _f32([[1.0], [-1.0]])

@@ -9,6 +9,7 @@ so a Python module and an ``exec:`` server are fed the same way (the exec protoc
 |---|---|---|
 | ``substitute`` | ``substitute(E, t)`` | π equals ``expected.pi`` |
 | ``session`` | ``OnlineSession(t)``, then ``admit(turn)`` per turn | each turn's π, or its refusal |
+| ``sessions`` | named sessions opened, fed and closed in ``steps`` order (exec: ``session_close``) | each admit's π |
 | ``dedup_lines`` | ``dedup_lines(records)`` | kept lines and stub positions (``l0``), or exact text (``l0-stubs``) |
 | ``codec_roundtrip`` | ``codec_decode(codec_encode(x, eb))`` | length and the file's ``tolerance`` |
 | ``codec_truncated`` | ``codec_decode`` of a cut ``codec_encode(x, eb)`` | refused |
@@ -325,6 +326,33 @@ def _op_session(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | No
     return _compare_turns(vec, outcome, "session")
 
 
+def _op_sessions(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | None:
+    """Several named sessions, opened, fed and closed in the order of ``input.steps`` (an exec server
+    sees ``session_open`` / ``session_admit`` / ``session_close``); each admit's π must be expected."""
+    t = decode_scalar(vec["input"]["t"], "input.t")
+    live: dict[str, Any] = {}
+    got: list[list[int]] = []
+    for k, step in enumerate(vec["input"]["steps"]):
+        if "open" in step:
+            live[step["open"]] = impl.online_session(t)
+        elif "close" in step:
+            close = getattr(live.pop(step["close"]), "close", None)
+            if callable(close):
+                close()
+        else:
+            turn = decode_embeddings(step["turn"], f"input.steps[{k}].turn")
+            status, res = _call(lambda turn=turn, name=step["admit"]: live[name].admit(turn))
+            if status == _REJECTED:
+                return f"step {k}: admit to session {step['admit']!r} refused a valid turn: {res}"
+            got.append(_as_ints(res, turn.shape[0], f"step {k}: admit to session {step['admit']!r}"))
+    want = [decode_ints(a["pi"], "expected.admits.pi").tolist() for a in vec["expected"]["admits"]]
+    admits = [s for s in vec["input"]["steps"] if "admit" in s]
+    for k, (a, b, step) in enumerate(zip(got, want, admits)):
+        if a != b:
+            return f"admit {k} (to session {step['admit']!r}): {_first_diff(a, b)}"
+    return None if len(got) == len(want) else f"{len(got)} admits answered, expected {len(want)}"
+
+
 def _op_dedup_lines(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | None:
     ours = doc["stub_prefix"]
     prefix = impl.stub_prefix
@@ -464,6 +492,7 @@ def _op_session_load(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str
 _OPS = {
     "substitute": _op_substitute,
     "session": _op_session,
+    "sessions": _op_sessions,
     "dedup_lines": _op_dedup_lines,
     "codec_roundtrip": _op_codec_roundtrip,
     "codec_truncated": _op_codec_truncated,
