@@ -191,8 +191,9 @@ def check_online_session_handles(impl: Any, ctx: Context) -> None:
 
 
 #: Request ids the exec checks send (docs/conformance.md §6: integers in [0, 2⁵³ - 1], echoed exactly):
-#: past float32's 2²⁴, past 32-bit integers, and the largest integer every JSON reader holds exactly.
-REQUEST_IDS = (2**24 + 1, 2**31 + 1, 2**32 + 3, 2**53 - 1)
+#: 2^k ± 1 for the widths ports use (8, 16, 24: float32's mantissa, 31, 32), and 2⁵³ - 1, the largest
+#: integer every JSON reader holds exactly.
+REQUEST_IDS = tuple(n for k in (8, 16, 24, 31, 32) for n in (2**k - 1, 2**k + 1)) + (2**53 - 1,)
 
 
 @check("substitute.request_ids", claim="DEF1",

@@ -183,6 +183,7 @@ CORE_NOTES = {
     "BadShape": ("InvalidInput", "rank other than 2 or D = 0: ValueError (SPEC §2.3)."),
     "BadThreshold": ("InvalidInput", "t outside [-1, 1], NaN or infinite: ValueError (SPEC §1.3, §2.3)."),
     "ThresholdEnds": ("EdgeCase", "t = -1 and t = 1 are valid (SPEC §1.3)."),
+    "SignedZeroThreshold": ("EdgeCase", "t = -0.0 is the threshold 0 (δ² = 2): a sign test on t, or a refusal of -0.0, is wrong."),
 }
 
 
@@ -296,6 +297,13 @@ def build_core() -> _File:
         _core_add(f, label, ["BadShape"], "s2-validation", encode_array(arr), 0.9)
     for t in (1.5, -1.5, 1.0000001, -1.0000001, float("nan"), float("inf"), float("-inf")):
         _core_add(f, f"t = {t!r}", ["BadThreshold"], "s1-threshold", encode_array(base), t)
+    # issue 38: the threshold's boundaries one float64 ulp out and in, and its signed zero
+    for t, flags in ((math.nextafter(1.0, 2.0), ["BadThreshold"]), (math.nextafter(-1.0, -2.0), ["BadThreshold"]),
+                     (math.nextafter(1.0, 0.0), ["ThresholdEnds"]), (math.nextafter(-1.0, 0.0), ["ThresholdEnds"])):
+        _core_add(f, f"t = {t!r} (one float64 ulp {'outside' if abs(t) > 1 else 'inside'} [-1, 1])", flags, "s1-threshold",
+                  encode_array(base), t)
+    _core_add(f, "t = -0.0 is t = 0: (1,0), (0,1) at sq = 2 = δ² merge", ["SignedZeroThreshold", "InclusiveTie"], "s2-merge",
+              encode_array(_f32([[1, 0], [0, 1]])), -0.0)
     return f
 
 

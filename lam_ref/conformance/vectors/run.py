@@ -332,6 +332,7 @@ def _op_sessions(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | N
     t = decode_scalar(vec["input"]["t"], "input.t")
     live: dict[str, Any] = {}
     got: list[list[int]] = []
+    fed: dict[str, list[tuple[np.ndarray, list[int]]]] = {}  # per session: its turns and their π
     for k, step in enumerate(vec["input"]["steps"]):
         if "open" in step:
             live[step["open"]] = impl.online_session(t)
@@ -345,6 +346,14 @@ def _op_sessions(impl: Any, vec: dict[str, Any], doc: dict[str, Any]) -> str | N
             if status == _REJECTED:
                 return f"step {k}: admit to session {step['admit']!r} refused a valid turn: {res}"
             got.append(_as_ints(res, turn.shape[0], f"step {k}: admit to session {step['admit']!r}"))
+            fed.setdefault(step["admit"], []).append((turn, got[-1]))
+    if not getattr(impl, "complete", True):  # COMPLETE = False: each session's π a δ-substitution of its own rows
+        for name, turns in fed.items():
+            rows = np.concatenate([np.asarray(e, dtype=np.float64).reshape(len(p), -1) for e, p in turns])
+            why = _unsound([i for _, p in turns for i in p], rows, t, f"session {name!r} (COMPLETE = False: held to soundness)")
+            if why:
+                return why
+        return None
     want = [decode_ints(a["pi"], "expected.admits.pi").tolist() for a in vec["expected"]["admits"]]
     admits = [s for s in vec["input"]["steps"] if "admit" in s]
     for k, (a, b, step) in enumerate(zip(got, want, admits)):
