@@ -8,11 +8,13 @@ the sentence it breaks, with inputs taken from the sentence's boundaries rather 
   under the common 32-bit string hashes (Java ``String.hashCode``, FNV-1a 32, djb2; the colliding
   pairs are computed, :data:`HASH32_COLLISIONS`), lines holding NUL and lone CR, and lines equal to
   the names a dynamic language's plain map already holds (JavaScript ``Object.prototype``, Python
-  dunders) must be decided as the SPEC §7 model decides them;
+  dunders) must be decided as the SPEC §7 model decides them (fixed cases, then generated records
+  of those lines in any order and multiplicity);
 * SPEC §6.1 fixes a session's dimension with its first accepted turn: an **empty** turn of another
   ``D`` afterwards is a dimension mismatch like any other (SPEC §2.3) and is refused;
 * docs/conformance.md §6: a session handle names one live session; after ``session_close`` a new
-  session never takes the handle of a session still open (open, open, close, open);
+  session never takes the handle of a session still open (open, open, close, open, then random
+  plans of opens, closes and admits judged against the oracle per session);
 * docs/conformance.md §6: request ids are echoed exactly, past 2²⁴ (where a float32 rounds) and
   past 2³² (where a 32-bit integer wraps) up to 2⁵³ - 1.
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from hypothesis import strategies as st
 
 from ..substitution import oracle
 from .checks import _as_pi, _assert_equal_pi, _expect_value_error
@@ -124,6 +127,10 @@ def check_lines_key_collisions(impl: Any, ctx: Context) -> None:
     named like Object.prototype members or Python dunders, against the SPEC §7 model."""
     for label, records, _flags in l0_key_cases():
         _run_lines(impl, records, label, ctx)
+    # differential: records drawn from the hazardous lines in any order and multiplicity (more under --thorough)
+    hazards = sorted({line for _, records, _ in l0_key_cases() for r in records for line in r.split("\n")})
+    records = st.lists(st.lists(st.sampled_from(hazards), max_size=10).map("\n".join), max_size=4)
+    ctx.run(records, lambda recs: _run_lines(impl, recs, "generated records of hazardous lines", ctx), 25)
 
 
 # -------------------------------------------------------------------------------------------
@@ -188,6 +195,46 @@ def check_online_session_handles(impl: Any, ctx: Context) -> None:
         assert np.all(pb <= np.arange(a.shape[0])) and pb[3] >= 2, f"session B lost its ids across a close and an open: π = {pb[:8]}"
     _close(sb)
     _close(sc)
+    ctx.run(_session_plans(), lambda plan: _run_plan(impl, plan, ctx), 8)
+
+
+#: Unit rows of D = 4 at a few angles (pairs 1-2 degrees apart merge at t = cos 30 degrees; the rest do not).
+_PALETTE = np.array([[np.cos(np.radians(a)), np.sin(np.radians(a)), 0.0, 0.0] for a in (0, 1, 90, 92, 180, 200, 270)],
+                    dtype=np.float32)
+
+
+def _session_plans() -> st.SearchStrategy[list[tuple[str, int, tuple[int, ...]]]]:
+    """Steps ("open" | "close" | "admit", session 0-2, palette rows) in any order."""
+    step = st.tuples(st.sampled_from(("open", "close", "admit", "admit")), st.integers(0, 2),
+                     st.lists(st.integers(0, len(_PALETTE) - 1), max_size=3).map(tuple))
+    return st.lists(step, min_size=1, max_size=12)
+
+
+def _run_plan(impl: Any, plan: list[tuple[str, int, tuple[int, ...]]], ctx: Context) -> None:
+    """Run ``plan`` (admits to a closed or unopened session are skipped); every admit's π must be the
+    oracle's on that session's own rows (a soundness-only implementation: a valid map of them)."""
+    t = float(np.cos(np.radians(30.0)))
+    live: dict[int, Any] = {}
+    rows: dict[int, list[int]] = {}
+    ctx.note({"plan": plan})
+    for op, k, picks in plan:
+        if op == "open" and k not in live:
+            live[k], rows[k] = impl.online_session(t), []
+        elif op == "close" and k in live:
+            _close(live.pop(k))
+        elif op == "admit" and k in live:
+            before = len(rows[k])
+            rows[k].extend(picks)
+            turn = _PALETTE[list(picks)] if picks else np.zeros((0, 4), np.float32)
+            got = _as_pi(live[k].admit(turn), len(picks), f"admit to session {k} in plan {plan}")
+            if impl.complete:
+                want = oracle(_PALETTE[rows[k]], t).pi[before:] if rows[k] else np.zeros(0, np.int64)
+                _assert_equal_pi(got, want, f"session {k} after the steps {plan}", "the oracle on that session's own rows")
+            else:
+                assert np.all((got >= 0) & (got <= np.arange(before, before + len(picks)))), (
+                    f"session {k}: π {got.tolist()} is not a map of its own ids after the steps {plan}")
+    for s in live.values():
+        _close(s)
 
 
 #: Request ids the exec checks send (docs/conformance.md §6: integers in [0, 2⁵³ - 1], echoed exactly):
