@@ -142,6 +142,7 @@ CLASSES = {
     "fixed-size buffer", "integer width", "byte order", "memory layout", "aliasing", "text encoding",
     "off-by-one at turn boundary", "off-by-one at record boundary", "off-by-one at block boundary",
     "special-cased threshold", "early exit", "stale cache", "per-session global",
+    "key collision", "protocol state",  # issue 38: 32-bit / prototype-name keys; exec session handles
 }
 
 

@@ -209,16 +209,30 @@ class _Server:
 
 
 class ExecSession:
-    """An Algorithm 1 session living in the server (``session_open`` / ``session_admit``)."""
+    """An Algorithm 1 session living in the server (``session_open`` / ``session_admit`` /
+    ``session_close``); its handle is the server's, an integer or a string, sent back unchanged."""
 
-    def __init__(self, owner: ExecImplementation, handle: int, generation: int) -> None:
+    def __init__(self, owner: ExecImplementation, handle: int | str, generation: int) -> None:
         self._owner, self._handle, self._generation = owner, handle, generation
 
-    def admit(self, embeddings: Any) -> np.ndarray:
+    @property
+    def handle(self) -> int | str:
+        """The server's handle of this session (docs/conformance.md §6)."""
+        return self._handle
+
+    def _live(self) -> None:
         if self._generation != self._owner._generation:
             raise ExecError("this online session was lost: the exec server was restarted after an earlier failure")
+
+    def admit(self, embeddings: Any) -> np.ndarray:
+        self._live()
         res = self._owner._call("session_admit", {"session": self._handle, "embeddings": P.encode_array(embeddings, "float32")})
         return self._owner._array(res, "pi", "session_admit")
+
+    def close(self) -> None:
+        """``session_close``: the server may forget the session (its reply object is not read)."""
+        self._live()
+        self._owner._call("session_close", {"session": self._handle})
 
 
 class ExecImplementation(Implementation):
@@ -269,6 +283,8 @@ class ExecImplementation(Implementation):
                 f"exec server {self.command!r} speaks protocol {info.get('protocol')!r}; this suite speaks {P.PROTOCOL_VERSION}"
             )
         parts = info.get("parts")
+        if isinstance(parts, dict) and all(isinstance(v, bool) for v in parts.values()):  # {"lines": true, ...}
+            parts = [str(p) for p, provided in parts.items() if provided]
         if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
             raise ExecProtocolError(f"exec server {self.command!r}: hello must list its parts, got {parts!r}")
         unknown = sorted(set(parts) - set(EXEC_PARTS))
@@ -300,6 +316,13 @@ class ExecImplementation(Implementation):
         except ValueError as exc:
             raise ExecProtocolError(f"exec server {self.command!r}: {exc}") from exc
 
+    def next_request_id(self, rid: int) -> None:
+        """Number the following requests from ``rid`` (the checks send ids past 2²⁴ and 2³²)."""
+        with self._lock:
+            self._ensure()
+            assert self._server is not None
+            self._server.next_id = int(rid) - 1
+
     def _call(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             self._ensure()
@@ -320,8 +343,9 @@ class ExecImplementation(Implementation):
     def online_session(self, t: float) -> ExecSession:
         res = self._call("session_open", {"t": P.encode_scalar(t)})
         handle = res.get("session")
-        if not isinstance(handle, int) or isinstance(handle, bool):
-            raise ExecProtocolError(f"exec server {self.command!r}: session_open must return an integer session, got {handle!r}")
+        if not isinstance(handle, (int, str)) or isinstance(handle, bool):  # either reading (docs/conformance.md §6)
+            raise ExecProtocolError(
+                f"exec server {self.command!r}: session_open must return a session handle (an integer or a string), got {handle!r}")
         return ExecSession(self, handle, self._generation)
 
     def dedup_lines(self, records: list[str]) -> list[str]:

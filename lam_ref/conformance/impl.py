@@ -4,7 +4,8 @@ An implementation is named by a spec string:
 
 * ``pkg.module`` — a Python module exposing any of ``substitute``, ``OnlineSession``,
   ``dedup_lines`` + ``STUB_PREFIX``, ``codec_encode`` + ``codec_decode`` (the parts of SPEC §15);
-* ``exec:COMMAND`` — a separate process speaking :mod:`lam_ref.conformance.protocol`.
+* ``exec:COMMAND`` — a separate process speaking :mod:`lam_ref.conformance.protocol`; a module
+  object with a string ``EXEC`` (the command that serves it) is checked through that process.
 
 Optional module attributes: ``COMPLETE`` (bool, default ``True``: ``substitute`` must equal the
 oracle; ``False``: held to soundness only), ``NAME``, ``__version__`` (or ``VERSION``), ``TARGET``
@@ -149,11 +150,20 @@ def load_implementation(
     if isinstance(impl, Implementation):
         return impl
     if isinstance(impl, types.ModuleType):
-        return PythonImplementation(impl)
+        return _from_module(impl, None, exec_timeout)
     spec = resolve_spec(impl)
     if spec.startswith("exec:"):
         return ExecImplementation(spec[len("exec:") :], timeout=exec_timeout)
-    return PythonImplementation(_import(spec), spec)
+    return _from_module(_import(spec), spec, exec_timeout)
+
+
+def _from_module(module: types.ModuleType, spec: str | None, exec_timeout: float | None) -> Implementation:
+    """A module in-process, or, when it sets a string ``EXEC`` (an exec server: the protocol mutants
+    and controls), the process that command starts."""
+    command = getattr(module, "EXEC", None)
+    if isinstance(command, str):
+        return ExecImplementation(command, timeout=exec_timeout)
+    return PythonImplementation(module, spec)
 
 
 def _import(spec: str) -> types.ModuleType:

@@ -4,7 +4,8 @@
 object per line to its stdin and reads one JSON object per line from its stdout (UTF-8, ``\\n``
 terminated; the server must flush after each line and write logs to stderr, never to stdout).
 
-Request ``{"id": <int>, "op": <str>, ...arguments}``; reply, with the same ``id``:
+Request ``{"id": <int in [0, 2**53 - 1]>, "op": <str>, ...arguments}``; reply, with the same ``id``
+exactly (the suite sends ids past 2**24 and 2**32):
 
 * success ``{"id": k, "ok": true, "result": {...}}``
 * failure ``{"id": k, "ok": false, "error": {"type": "ValueError", "message": "..."}}`` —
@@ -19,15 +20,16 @@ non-finite numbers; the suite sends them to check that they are rejected).
 |---|---|---|
 | ``hello`` | ``protocol`` (int, = 1) | ``protocol``, ``name``, ``version``, ``parts`` (list), ``complete`` (bool), ``stub_prefix`` (str, with ``lines``), ``target`` (str, optional), ``expected_failures`` (object, optional) |
 | ``substitute`` | ``embeddings`` (float32 array), ``t`` | ``pi`` (int64 array) |
-| ``session_open`` | ``t`` | ``session`` (int handle) |
+| ``session_open`` | ``t`` | ``session`` (handle: an integer or a string; never that of an open session) |
 | ``session_admit`` | ``session``, ``embeddings`` | ``pi`` (int64 array, global ids) |
-| ``session_close`` | ``session`` | ``{}`` |
+| ``session_close`` | ``session`` | any object (``{}``; the suite reads none of it) |
 | ``dedup_lines`` | ``records`` (list of str) | ``records`` (list of str) |
 | ``codec_encode`` | ``x`` (float32 array, 1-D), ``eb`` | ``data`` (base64 bytes) |
 | ``codec_decode`` | ``data`` (base64 bytes) | ``x`` (float32 array) |
 | ``shutdown`` | — | ``{}``, then the server exits |
 
-``parts`` names what the server provides: ``substitute``, ``online``, ``lines``, ``codec``.
+``parts`` names what the server provides: ``substitute``, ``online``, ``lines``, ``codec`` (a list,
+or an object of booleans). Every field's type and range: docs/conformance.md §6.
 """
 
 from __future__ import annotations

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import strategies as st
+
 from ...text.lines import reference_dedup, reference_tokens
 from ..asserts import short
 from ..harness import Context, check
+from ..hazards import l0_key_cases
 from ..strategies import residual_records
 
 
@@ -215,3 +218,19 @@ def check_lines_input_untouched(impl: Any, ctx: Context) -> None:
     out = impl.dedup_lines(given)
     assert given == records, f"dedup_lines modified the list it was given (SPEC §2.4): {given!r}, was {records!r}"
     assert out is not given, "dedup_lines returned the caller's own list object (SPEC §2.4: a new list)"
+
+
+@check("lines.key_collisions", claim="L0",
+       spec="§7.1 a line's key is its exact UTF-8 bytes: 32-bit hash collisions, NUL, lone CR and prototype names are distinct lines",
+       parts=("lines",), profiles=("l0", "l0-stubs"),
+       shown_to_fail_on=("m152_l0_java_hash_key", "m153_l0_fnv1a32_key", "m154_l0_djb2_key", "m155_l0_key_cut_at_nul",
+                         "m156_l0_prototype_names"))
+def check_lines_key_collisions(impl: Any, ctx: Context) -> None:
+    """Lines colliding under Java hashCode, FNV-1a 32 and djb2, lines with NUL and lone CR, and lines
+    named like Object.prototype members or Python dunders, against the SPEC §7 model."""
+    for label, records, _flags in l0_key_cases():
+        _run_lines(impl, records, label, ctx)
+    # differential: records drawn from the hazardous lines in any order and multiplicity (more under --thorough)
+    hazards = sorted({line for _, records, _ in l0_key_cases() for r in records for line in r.split("\n")})
+    records = st.lists(st.lists(st.sampled_from(hazards), max_size=10).map("\n".join), max_size=4)
+    ctx.run(records, lambda recs: _run_lines(impl, recs, "generated records of hazardous lines", ctx), 25)

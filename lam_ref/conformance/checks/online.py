@@ -13,6 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...strategies import embeddings_and_threshold, turn_splits
+from ...substitution import oracle
 from ..asserts import (
     accepts,
     as_pi,
@@ -186,3 +187,104 @@ def check_online_caller_buffer_reuse(impl: Any, ctx: Context) -> None:
         ctx.note({"turn": k // 4, "embeddings": e, "t": t})
         outs.append(as_pi(accepts(lambda: session.admit(buf), f"admit of turn {k // 4}"), 4, f"admit of turn {k // 4}"))
     assert_equal_pi(np.concatenate(outs), want, "online, every turn written into one reused buffer (the session must keep its own rows)", source)
+
+
+@check("online.empty_turn_other_dim", claim="VALID",
+       spec="§6.1/§2.3 once a turn fixed D, an empty turn of another D is a dimension mismatch: refused, and the session goes on",
+       parts=("substitute", "online"), profiles=("online",), shown_to_fail_on=("m157_empty_turn_dim_unchecked",))
+def check_online_empty_turn_other_dim(impl: Any, ctx: Context) -> None:
+    """After rows of D, empty turns of D - 1, D + 1 and 1 are refused; empty turns of D and the rest of
+    the rows are accepted and the session's π equals the batch π."""
+    (a, t), _ = two_inputs()
+    d = a.shape[1]
+    session = impl.online_session(t)
+    first = as_pi(accepts(lambda: session.admit(a[:3]), "admit of the first rows"), 3, "admit of the first rows")
+    for other in sorted({d - 1, d + 1, 1, 2 * d} - {d, 0}):
+        empty = np.zeros((0, other), np.float32)
+        ctx.note({"fixed_dim": d, "empty_turn_dim": other})
+        expect_value_error(lambda empty=empty: session.admit(empty),
+                            f"admit of an empty (0, {other}) turn after turns of D = {d} (SPEC §6.1, §2.3: a dimension mismatch)")
+    same = as_pi(accepts(lambda: session.admit(np.zeros((0, d), np.float32)), f"admit of an empty (0, {d}) turn"), 0,
+                  f"admit of an empty (0, {d}) turn")
+    rest = as_pi(accepts(lambda: session.admit(a[3:]), "admit after the refused empty turns"), a.shape[0] - 3,
+                  "admit after the refused empty turns")
+    assert_equal_pi(np.concatenate([first, same, rest]), oracle(a, t).pi if impl.complete else np.concatenate([first, rest]),
+                     "online after refused empty turns of another D", "the batch π")
+
+
+def _close(session: Any) -> None:
+    """End a session: ``session_close`` over exec; in-process, its ``close()`` if it has one."""
+    close = getattr(session, "close", None)
+    if callable(close):
+        close()
+
+
+@check("online.session_handles", claim="ONLINE",
+       spec="conformance §6 a handle names one live session: open A, B; close A; open C: B goes on, C starts fresh",
+       parts=("substitute", "online"), profiles=("online",), shown_to_fail_on=("m151_exec_handle_reuse",))
+def check_online_session_handles(impl: Any, ctx: Context) -> None:
+    """Sessions A and B are opened and fed; A is closed; C is opened. B must continue its own ids and
+    retained set, C must start at id 0 with nothing retained, and their handles (over exec) differ."""
+    (a, t), (b, t2) = two_inputs()  # B is fed a (5 rows, over two turns); A and C are fed b
+    want_b, want_c = (oracle(a, t).pi, oracle(b, t2).pi) if impl.complete else (None, None)
+    sa, sb = impl.online_session(t2), impl.online_session(t)
+    as_pi(sa.admit(b[:2]), 2, "admit to session A")
+    got_b = [as_pi(sb.admit(a[:3]), 3, "admit to session B")]
+    _close(sa)
+    sc = impl.online_session(t2)
+    ha, hb, hc = (getattr(s, "handle", None) for s in (sa, sb, sc))
+    ctx.note({"handles": [ha, hb, hc]})
+    if hb is not None:
+        assert hc != hb, (f"session_open returned handle {hc!r} for a new session while session {hb!r} is still open "
+                          "(a handle names one live session, docs/conformance.md §6)")
+    got_c = as_pi(sc.admit(b), b.shape[0], "admit to session C (opened after A was closed)")
+    got_b.append(as_pi(sb.admit(a[3:]), a.shape[0] - 3, "admit to session B after A was closed and C opened"))
+    pb = np.concatenate(got_b)
+    if want_b is not None:
+        assert_equal_pi(got_c, want_c, "session C, opened after a close (it must start fresh at id 0)", "the batch π")
+        assert_equal_pi(pb, want_b, "session B, alive across the close of A and the open of C", "the batch π")
+    else:
+        assert got_c[0] == 0 and np.all(got_c <= np.arange(b.shape[0])), f"session C does not start fresh at id 0: π = {got_c[:8]}"
+        assert np.all(pb <= np.arange(a.shape[0])) and pb[3] >= 2, f"session B lost its ids across a close and an open: π = {pb[:8]}"
+    _close(sb)
+    _close(sc)
+    ctx.run(_session_plans(), lambda plan: _run_plan(impl, plan, ctx), 8)
+
+
+#: Unit rows of D = 4 at a few angles (pairs 1-2 degrees apart merge at t = cos 30 degrees; the rest do not).
+_PALETTE = np.array([[np.cos(np.radians(a)), np.sin(np.radians(a)), 0.0, 0.0] for a in (0, 1, 90, 92, 180, 200, 270)],
+                    dtype=np.float32)
+
+
+def _session_plans() -> st.SearchStrategy[list[tuple[str, int, tuple[int, ...]]]]:
+    """Steps ("open" | "close" | "admit", session 0-2, palette rows) in any order."""
+    step = st.tuples(st.sampled_from(("open", "close", "admit", "admit")), st.integers(0, 2),
+                     st.lists(st.integers(0, len(_PALETTE) - 1), max_size=3).map(tuple))
+    return st.lists(step, min_size=1, max_size=12)
+
+
+def _run_plan(impl: Any, plan: list[tuple[str, int, tuple[int, ...]]], ctx: Context) -> None:
+    """Run ``plan`` (admits to a closed or unopened session are skipped); every admit's π must be the
+    oracle's on that session's own rows (a soundness-only implementation: a valid map of them)."""
+    t = float(np.cos(np.radians(30.0)))
+    live: dict[int, Any] = {}
+    rows: dict[int, list[int]] = {}
+    ctx.note({"plan": plan})
+    for op, k, picks in plan:
+        if op == "open" and k not in live:
+            live[k], rows[k] = impl.online_session(t), []
+        elif op == "close" and k in live:
+            _close(live.pop(k))
+        elif op == "admit" and k in live:
+            before = len(rows[k])
+            rows[k].extend(picks)
+            turn = _PALETTE[list(picks)] if picks else np.zeros((0, 4), np.float32)
+            got = as_pi(live[k].admit(turn), len(picks), f"admit to session {k} in plan {plan}")
+            if impl.complete:
+                want = oracle(_PALETTE[rows[k]], t).pi[before:] if rows[k] else np.zeros(0, np.int64)
+                assert_equal_pi(got, want, f"session {k} after the steps {plan}", "the oracle on that session's own rows")
+            else:
+                assert np.all((got >= 0) & (got <= np.arange(before, before + len(picks)))), (
+                    f"session {k}: π {got.tolist()} is not a map of its own ids after the steps {plan}")
+    for s in live.values():
+        _close(s)

@@ -43,6 +43,7 @@ from ..asserts import (
     two_inputs,
 )
 from ..harness import Context, check
+from ..hazards import REQUEST_IDS
 from ..strategies import mixed_embeddings, shared_block_rows
 
 
@@ -487,3 +488,21 @@ def check_substitute_byte_order(impl: Any, ctx: Context) -> None:
         return  # SPEC §2.4: a non-native byte order MAY be refused
     pi = as_pi(out, 3, "substitute of a big-endian array")
     assert_equal_pi(pi, want, "substitute of a big-endian array (SPEC §2.4: if accepted, the π of the native copy)", source)
+
+
+@check("substitute.request_ids", claim="DEF1",
+       spec="conformance §6 every reply carries its request's id exactly, ids past 2²⁴ and 2³² up to 2⁵³ - 1 (exec); answers are the oracle's",
+       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m150_exec_float32_request_ids",))
+def check_substitute_request_ids(impl: Any, ctx: Context) -> None:
+    """Over exec, ``substitute`` requests numbered from each of :data:`REQUEST_IDS` (a reply with another
+    id is a protocol error); in-process the same calls run directly. Each answer is the oracle's π."""
+    (a, t), (b, t2) = two_inputs()
+    for rid in REQUEST_IDS:
+        numbered = getattr(impl, "next_request_id", None)
+        if callable(numbered):
+            numbered(rid)
+        ctx.note({"request_id": rid})
+        for e, tt in ((a, t), (b, t2)):
+            got = as_pi(impl.substitute(e, tt), e.shape[0], f"substitute (request id {rid})")
+            if impl.complete:
+                assert_equal_pi(got, oracle(e, tt).pi, f"substitute sent with request id {rid}", "the oracle")

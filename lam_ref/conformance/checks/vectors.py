@@ -4,7 +4,8 @@ A check runs only for a profile the implementation claims (its ``PROFILES``, els
 profiles of the parts it provides: ``core``, ``online``, ``l0``, ``codec-bound``); any other
 profile is skipped with the reason, never passed. The default run leaves out the vectors flagged
 ``LargeIds`` (65,537 rows; :data:`~lam_ref.conformance.vectors.run.THOROUGH_ONLY`); ``--thorough``
-runs every vector. A failure lists how many vectors failed and
+runs every vector but those flagged ``Ids2To24`` (:data:`~lam_ref.conformance.vectors.run.HUGE_ONLY`,
+``python -m lam_ref.conformance.vectors --huge``). A failure lists how many vectors failed and
 the first few, each with its id, flags and spec anchor.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..harness import Check, CheckSkipped, Context, check
 from ..vectors.run import (
+    HUGE_ONLY,
     PROFILE_CHECKS,
     PROFILE_PARTS,
     PROFILES,
@@ -40,7 +42,7 @@ def check_vectors(impl: Any, ctx: Context, profile: str) -> None:
     if profile == "session-v1" and session_loader(impl) is None:
         raise AssertionError("profile 'session-v1' is claimed but the implementation has no session_load(path, t)")
     doc = load_vectors(profile)
-    skip = () if ctx.thorough else THOROUGH_ONLY
+    skip = HUGE_ONLY if ctx.thorough else THOROUGH_ONLY
     failures = run_vectors(impl, profile, doc, skip_flags=skip)
     if failures:
         ctx.note({"file": f"{profile}.json", "vector": failures[0].vector_id, "flags": list(failures[0].flags)})

@@ -13,7 +13,16 @@ import sys
 import warnings
 
 from ...geometry import LamValueError
-from .run import PROFILES, THOROUGH_ONLY, count_run, declared_profiles, load_vectors, run_vectors, summary
+from .run import (
+    HUGE_ONLY,
+    PROFILES,
+    THOROUGH_ONLY,
+    count_run,
+    declared_profiles,
+    load_vectors,
+    run_vectors,
+    summary,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--impl", required=True, help="the implementation: a Python module, or exec:COMMAND")
     ap.add_argument("files", nargs="*", help=f"profiles ({', '.join(PROFILES)}) or vector .json files; default: the claimed profiles")
     ap.add_argument("--thorough", action="store_true", help="also the vectors flagged LargeIds (65,537 rows)")
+    ap.add_argument("--huge", action="store_true", help="every vector, also those flagged Ids2To24 (2^24 + 3 rows of D = 1)")
     args = ap.parse_args(argv)
     from ..impl import load_implementation
 
@@ -38,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         for doc in docs:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                skip = () if args.thorough else THOROUGH_ONLY
+                skip = () if args.huge else HUGE_ONLY if args.thorough else THOROUGH_ONLY
                 fails = run_vectors(impl, doc["profile"], doc, skip_flags=skip)
             failed += len(fails)
             ran = count_run(doc, skip)

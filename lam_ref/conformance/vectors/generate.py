@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ...geometry import LamValueError, delta_sq, validate_embeddings, validate_threshold
+from ..hazards import l0_key_cases
 from ...substitution import oracle
 from ...text.lines import reference_tokens
 from .format import decode_embeddings, encode_array, encode_bytes, encode_ints, encode_scalar
@@ -182,6 +183,7 @@ CORE_NOTES = {
     "BadShape": ("InvalidInput", "rank other than 2 or D = 0: ValueError (SPEC §2.3)."),
     "BadThreshold": ("InvalidInput", "t outside [-1, 1], NaN or infinite: ValueError (SPEC §1.3, §2.3)."),
     "ThresholdEnds": ("EdgeCase", "t = -1 and t = 1 are valid (SPEC §1.3)."),
+    "SignedZeroThreshold": ("EdgeCase", "t = -0.0 is the threshold 0 (δ² = 2): a sign test on t, or a refusal of -0.0, is wrong."),
 }
 
 
@@ -295,6 +297,13 @@ def build_core() -> _File:
         _core_add(f, label, ["BadShape"], "s2-validation", encode_array(arr), 0.9)
     for t in (1.5, -1.5, 1.0000001, -1.0000001, float("nan"), float("inf"), float("-inf")):
         _core_add(f, f"t = {t!r}", ["BadThreshold"], "s1-threshold", encode_array(base), t)
+    # issue 38: the threshold's boundaries one float64 ulp out and in, and its signed zero
+    for t, flags in ((math.nextafter(1.0, 2.0), ["BadThreshold"]), (math.nextafter(-1.0, -2.0), ["BadThreshold"]),
+                     (math.nextafter(1.0, 0.0), ["ThresholdEnds"]), (math.nextafter(-1.0, 0.0), ["ThresholdEnds"])):
+        _core_add(f, f"t = {t!r} (one float64 ulp {'outside' if abs(t) > 1 else 'inside'} [-1, 1])", flags, "s1-threshold",
+                  encode_array(base), t)
+    _core_add(f, "t = -0.0 is t = 0: (1,0), (0,1) at sq = 2 = δ² merge", ["SignedZeroThreshold", "InclusiveTie"], "s2-merge",
+              encode_array(_f32([[1, 0], [0, 1]])), -0.0)
     return f
 
 
@@ -311,6 +320,9 @@ ONLINE_NOTES = {
     "EmptyFirstTurn": ("EdgeCase", "the first accepted turn, empty or not, fixes the session's dimension (SPEC §6.1, A2): a later turn of another D is refused."),
     "BadThreshold": ("InvalidInput", "OnlineSession(t) with t outside [-1, 1] or NaN: ValueError at construction or first admit."),
     "LargeIds": ("IntegerWidth", "global ids past 65,536 across turns."),
+    "Ids2To24": ("IntegerWidth", "global ids past 2^24 (16,777,217 rows of D = 1): ids held in a float32 come back rounded (run on request only: seconds natively, a minute through lam_ref's Python paths)."),
+    "SessionHandles": ("StateLeak", "sessions opened, fed and closed in interleaved order: a session keeps its own ids and rows across the close and open of others (exec: a handle is never that of an open session)."),
+    "EmptyTurnOtherDim": ("InvalidInput", "after a turn fixed D, an empty turn of another D is a dimension mismatch and is refused (SPEC §6.1, §2.3); an empty turn of D is accepted."),
 }
 
 
@@ -399,6 +411,38 @@ def build_online() -> _File:
     eye = np.eye(4)
     _online_add(f, "ids past 65,536 across three turns", ["LargeIds", "Split"], 0.95,
                 [_table(eye, [0] * 40_000), _table(eye, [0] * 25_537 + [1, 0]), _table(eye, [1, 2, 0, 2, 3])])
+    _online_add(f, "D = 4 fixed, then empty turns of D = 5, 1 and 3 (refused) and of D = 4 (accepted)",
+                ["EmptyTurnOtherDim", "EmptyTurn"], t30,
+                [encode_array(x), encode_array(np.zeros((0, 5), np.float32)), encode_array(np.zeros((0, 1), np.float32)),
+                 encode_array(np.zeros((0, 3), np.float32)), encode_array(np.zeros((0, 4), np.float32)), encode_array(near)],
+                spec="s6-session")
+    # open, open, close, open with a live session (issue 38): each session's π is the oracle's on its own rows
+    rows = {"A": _f32([_unit(0, 4), _unit(1, 4), _unit(90, 4)]), "B": _f32([_unit(180, 4), _unit(182, 4), _unit(181, 4), _unit(270, 4)]),
+            "C": _f32([_unit(45, 4), _unit(46, 4)])}
+    plan = [("open", "A"), ("open", "B"), ("admit", "A", 0, 2), ("admit", "B", 0, 2), ("close", "A"), ("open", "C"),
+            ("admit", "C", 0, 2), ("admit", "B", 2, 4), ("admit", "A2", 0, 3), ("close", "C"), ("close", "B")]
+    steps, admits = [], []
+    for step in plan:
+        if step[0] in ("open", "close"):
+            steps.append({step[0]: step[1]})
+            if step == ("open", "C"):
+                steps.append({"open": "A2"})  # a fourth session, opened after the close: fresh
+            continue
+        name, lo, hi = step[1], step[2], step[3]
+        e = rows[name[0]]
+        steps.append({"admit": name, "turn": encode_array(e[lo:hi])})
+        admits.append({"pi": encode_ints(oracle(e[:hi], t30).pi[lo:hi])})
+    f.add(comment="sessions A, B open; A closed; C and A2 opened while B lives: B continues its ids, C and A2 start fresh",
+          flags=["SessionHandles"], spec="s6-session", result="valid", op="sessions",
+          input={"t": encode_scalar(t30), "steps": steps}, expected={"admits": admits})
+    # ids past 2^24 (issue 38): 16 turns of 2^20 copies of (1), then (1), (-1), (-1). π by construction:
+    # every (1) is a copy of row 0; row 2^24 + 1 is the first (-1) (sq = 4 > δ² = 1 at t = 0.5).
+    signs = _f32([[1.0], [-1.0]])
+    big = 2**24
+    f.add(comment="ids past 2^24: 16,777,216 rows of (1) in 16 turns, then (1), (-1), (-1): π ends 0, 2^24 + 1, 2^24 + 1",
+          flags=["LargeIds", "Ids2To24", "Split"], spec="s1-chunks", result="valid", op="session",
+          input={"t": encode_scalar(0.5), "turns": [_table(signs, [0] * 2**20)] * 16 + [_table(signs, [0, 1, 1])]},
+          expected={"turns": [{"pi": encode_ints([0] * 2**20)}] * 16 + [{"pi": [0, big + 1, big + 1]}]})
     return f
 
 
@@ -421,6 +465,10 @@ L0_NOTES = {
     "LargeSeenSet": ("Size", "more than 1,024 / 2,048 distinct lines seen (fixed-size seen-sets, eviction)."),
     "Empty": ("EdgeCase", "no records, or empty records."),
     "StubPointer": ("StubFormat", "the stub's rR:L names the first copy by record index and line index in that record's output, both 0-based (SPEC §7.2, §8.1, A5)."),
+    "HashCollision32": ("Hashing", "distinct lines with one 32-bit hash (Java String.hashCode, FNV-1a 32, djb2): a 32-bit key drops the second (SPEC §7.1: the exact UTF-8 bytes, a 64-bit hash at least)."),
+    "NulInLine": ("Encoding", "a NUL is an ordinary character of a line: 'a\\0b', 'a\\0c' and 'a' are three lines (a key cut at NUL, strlen, is wrong)."),
+    "LoneCR": ("Encoding", "a lone CR is part of its line, at its start, middle or end: 'p\\rq', 'p\\r', '\\rq' and 'p' are four lines."),
+    "PrototypeName": ("EdgeCase", "lines equal to names a plain map already holds (JavaScript Object.prototype: constructor, __proto__, toString, ...; Python dunders) are ordinary lines, kept on their first occurrence."),
 }
 _WS_ODD = ("\x1c", "\x85", "\ufeff")
 
@@ -474,6 +522,7 @@ def build_l0(exact: bool) -> _File:
     cases = _l0_cases()
     cases += [(f"a line of only U+{ord(ch):04X}, repeated", [f"{ch}\nq", f"{ch}\nq"],
                ["UnicodeWhitespace" if ch.isspace() else "NotWhitespace"]) for ch in _WS_ODD]
+    cases += l0_key_cases()
     for comment, records, flags in cases:
         tokens = reference_tokens(records, STUB)
         expected = _render(tokens) if exact else _tokens_json(tokens)

@@ -50,6 +50,10 @@ HISTORY = [
     "after the edge checks (empty inputs, layouts, sizes, aliasing, the v1 format) and the test vectors were merged: 74 / 85 (87 %)",
     "after eight checks written for the 11 classes still missed (signed zeros, t = ±1, 4,096 retained rows, byte order, "
     "a reused caller buffer, exact line bytes, oversized v1 headers): the figure above",
+    "m150-m157 (issue 38: a second outsider's classes: 32-bit and prototype-name L0 keys, a key cut at NUL, "
+    "empty turns of another D, float32 request ids, reused session handles) were written together with "
+    "their checks (lines.key_collisions, online.empty_turn_other_dim, online.session_handles, "
+    "substitute.request_ids), so they are not an independent measurement",
 ]
 COMMAND_RECORD = "python -m lam_ref.conformance.witnesses.tables --record"
 

@@ -1,0 +1,23 @@
+"""Mutant: L0's seen-set holds a 32-bit djb2 hash of each line, so two different lines with one
+hash are taken for the same line and the second is dropped (SPEC §7.1: the key is the line's exact
+UTF-8 bytes, through a 64-bit hash at least)."""
+
+from __future__ import annotations
+
+from ...hazards import djb2
+from ._base2 import Base2, export
+
+BUG = "line key is a 32-bit djb2 hash"
+VIOLATES = "L0"
+CLASS = "key collision"
+IDIOM = "C: unsigned long h = djb2(line) (32-bit unsigned long)"
+NEEDS = "two lines with one 32-bit djb2 hash"
+CAUGHT_BY: tuple[str, ...] = ("lines.key_collisions",)
+
+
+class Hash32(Base2):
+    def line_key(self, line):
+        return djb2(line)
+
+
+export(Hash32(), globals())
