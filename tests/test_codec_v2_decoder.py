@@ -228,3 +228,49 @@ def test_c_decoder_memory_is_bounded_by_its_output(tmp_path: Path, cols, rows_fr
     got = json.loads(out.stdout)
     assert got["n"] == n, f"decoded {got['n']} values, expected {n}"
     assert got["grown"] <= 8 * n + 8 * 2**20, f"C decoder grew {got['grown']} bytes for {n} values ({got['grown'] / n:.1f} a value)"
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_overflow_edge_is_the_float32_rounding(version):
+    """Decision D-codec-overflow (SPEC §9.4): a reconstruction overflows iff float32(fl64(q·2eb)) is
+    infinite, i.e. |q·2eb| >= 2^128 - 2^103. Just below, FLT_MAX encodes and decodes to FLT_MAX."""
+    flt_max = float(np.finfo(np.float32).max)
+    edge = 2.0**128 - 2.0**103
+    fine, over = float(np.nextafter(edge, 0.0)) / 2, edge / 2
+    x = np.array([flt_max, -flt_max, 0.0], dtype=np.float32)
+    for backend in BACKENDS:
+        y = codec_decode(codec_encode(x, fine, version=version, backend=backend), backend=backend)
+        assert np.array_equal(y, x), f"{backend}: q·2eb = {2 * fine!r} rounds to FLT_MAX and must round-trip, got {y}"
+        with pytest.raises(LamValueError, match="too large|overflow"):
+            codec_encode(x, over, version=version, backend=backend)
+            pytest.fail(f"{backend}: q·2eb = 2^128 - 2^103 rounds to infinity and must be refused")
+
+
+@pytest.mark.parametrize("cols", [1, 15, 16, 17, 300])
+@pytest.mark.parametrize("strict", [False, True])
+def test_empty_matrix_has_the_documented_body(cols, strict):
+    """Decision D-codec-empty: n = 0 gives R = 0 (cols >= 16), cols classes all 0, one table with
+    A = 0, E = 0 in strict mode, no bit stream; both decoders read it back as float32[0]."""
+    want = (struct.pack("<Q", 0) if cols >= 16 else b"") + bytes(cols) + b"\x00\x00" + (bytes(8) if strict else b"")
+    for backend in BACKENDS:
+        s = codec_encode(np.zeros(0, dtype=np.float32), 1e-3, version=2, cols=cols, strict=strict, backend=backend)
+        assert s[HEADER_SIZE:] == want, f"{backend}: the empty body is {s[HEADER_SIZE:].hex()}, docs/codec.md says {want.hex()}"
+        got = codec_decode(s, backend=backend)
+        assert got.dtype == np.float32 and got.shape == (0,), f"{backend}: decoded {got.dtype} {got.shape}"
+
+
+def test_every_refusal_item_has_a_vector():
+    """Decision D-codec-refusals / D-codec-vectors: every row of docs/codec.md's refusal table
+    ("Canonical and refused") names a flag that at least one refused codec-v2 vector carries."""
+    import re
+
+    from lam_ref.conformance.vectors import load_vectors
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "codec.md").read_text(encoding="utf-8")
+    section = page.split("### Canonical and refused", 1)[1].split("\n\n*", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| the decoder")]
+    flags = [re.findall(r"`([A-Z][A-Za-z0-9]+)`", row.rsplit("|", 2)[-2]) for row in rows]
+    assert len(rows) >= 10 and all(flags), f"the refusal table lost its flag column: {rows}"
+    refused = {f for v in load_vectors("codec-v2")["vectors"] if v["result"] == "invalid" for f in v["flags"]}
+    missing = [(row[:60], fl) for row, fl in zip(rows, flags) if not set(fl) & refused]
+    assert not missing, f"refusal items with no refused codec-v2 vector: {missing}"
