@@ -93,10 +93,10 @@ def column_classes(z: np.ndarray, cols: int) -> list[int]:
     return [int((int(s) // rows) ** 2).bit_length() for s in sums]
 
 
-def huffman_lengths(counts: list[int]) -> list[int]:
+def huffman_lengths(counts: list[int], limit: int = LMAX) -> list[int]:
     """Code lengths of SPEC §9.6: two-queue Huffman over the used symbols sorted by (count, symbol),
-    ties to the leaf; one used symbol gets length 1; while a length exceeds 15 every non-zero count
-    ``c`` becomes ``(c + 1) >> 1`` and the tree is rebuilt."""
+    ties to the leaf; one used symbol gets length 1; while a length exceeds ``limit`` (15) every non-zero
+    count ``c`` becomes ``(c + 1) >> 1`` and the tree is rebuilt."""
     c = list(counts)
     while True:
         leaves = sorted((w, s) for s, w in enumerate(c) if w)
@@ -123,7 +123,7 @@ def huffman_lengths(counts: list[int]) -> list[int]:
         depth = [0] * len(weight)
         for k in range(len(weight) - 2, -1, -1):
             depth[k] = depth[parent[k]] + 1
-        if max(depth[: len(leaves)]) <= LMAX:
+        if max(depth[: len(leaves)]) <= limit:
             for k, (_, s) in enumerate(leaves):
                 out[s] = depth[k]
             return out
@@ -286,11 +286,14 @@ class Decoder:
         if not np.isfinite(v):
             return False
         y = float(v) / (2.0 * eb)
+        if not np.isfinite(y):  # |v| / (2eb) overflows: no code of the stream (|q| <= 2**31 - 1) is that far
+            return False
         f = np.floor(y)
         return int(f + (y - f >= 0.5)) == q and abs(float(v) - float(rec)) > eb
 
     def lengths(self, counts: list[int]) -> list[int]:
-        return huffman_lengths(counts)
+        """The rule's code lengths of the decoded symbol counts (compared with the stream's table)."""
+        return huffman_lengths(counts, self.lmax)
 
     # ---------------------------------------------------------------------------------------------
     def decode(self, body: bytes, n: int, cols: int, eb: float, strict: bool) -> np.ndarray:
