@@ -659,6 +659,15 @@ def build_codec_v1() -> _File:
               input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)}, expected={"data": encode_bytes(data)})
         f.add(comment=f"decode: {comment}", flags=flags, spec="s9-codec", result="valid", op="codec_decode",
               input={"data": encode_bytes(data)}, expected={"x": encode_array(_f32(v1_decode_values(x32, eb)))})
+    ext = cb.extreme_code_eb()
+    for comment, x, eb, flags in ((f"q = 0, ±(2^31 - 1) at eb = {ext!r}: deltas 2^31 - 1, -(2^32 - 2), 2^32 - 2 (rate 32)",
+                                   [0.0, 1.0, -1.0, 0.0, -1.0, 1.0], ext, ["WidthEdge", "LargeQuotient"]),):
+        x32 = _f32(x).tolist()
+        data = v1_encode(x32, eb)
+        f.add(comment=comment, flags=["GoldenBytes", *flags], spec="s9-codec", result="valid", op="codec_encode",
+              input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)}, expected={"data": encode_bytes(data)})
+        f.add(comment=f"decode: {comment}", flags=flags, spec="s9-codec", result="valid", op="codec_decode",
+              input={"data": encode_bytes(data)}, expected={"x": encode_array(_f32(v1_decode_values(x32, eb)))})
     x70 = np.linspace(-1, 1, 70, dtype=np.float32).tolist()
     for block in (8, 64, 4096):
         data = v1_encode(x70, 1e-3, block)
