@@ -274,3 +274,20 @@ def test_every_refusal_item_has_a_vector():
     refused = {f for v in load_vectors("codec-v2")["vectors"] if v["result"] == "invalid" for f in v["flags"]}
     missing = [(row[:60], fl) for row, fl in zip(rows, flags) if not set(fl) & refused]
     assert not missing, f"refusal items with no refused codec-v2 vector: {missing}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bit_order_of_repeat_indices_and_escape_bits(backend):
+    """Decision D-codec-bit-order: every field most significant bit first, bytes filled from bit 7.
+    Row marks of rows A, B, C, C (R = 3, index width 2): 1, 1, 1, 0 + index 2 as '10', then two zero
+    padding bits: 0b11101000 (LSB-first indices would give 0b11100100). One value q = -2049 (zigzag
+    4097, escape of bit length 13, the lone symbol's code '0'): '0' then the 12 raw bits
+    000000000001, padded: 00 08 (LSB-first raw bits would give 40 00)."""
+    rows = np.array([[1.0] * 16, [2.0] * 16, [3.0] * 16], dtype=np.float32)
+    s = codec_encode(rows[[0, 1, 2, 2]].reshape(-1), 0.5, version=2, cols=16, backend=backend)
+    assert struct.unpack_from("<Q", s, HEADER_SIZE)[0] == 3, "three distinct rows"
+    assert s[HEADER_SIZE + 8] == 0b11101000, f"row marks {s[HEADER_SIZE + 8]:08b}, docs/codec.md says 11101000"
+    e = codec_encode(np.array([-2049.0], dtype=np.float32), 0.5, version=2, cols=1, backend=backend)
+    assert e[-2:] == b"\x00\x08", f"escape bits {e[-2:].hex()}, docs/codec.md says 0008"
+    for dec in BACKENDS:
+        assert codec_decode(e, backend=dec).tolist() == [-2049.0], f"{dec}: the escape decodes back"
