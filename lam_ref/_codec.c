@@ -620,8 +620,17 @@ static inline void br_skip(bitr *r, int nb) {
     r->nbits -= nb;
 }
 
+/* An exception (index i, float32 value v) the encoder writes (SPEC §9.6, docs/codec.md "Canonical and
+ * refused"): v finite, quantized to the stream's code z of value i, and more than eb = s/2 (float64) from
+ * the plain reconstruction rec. 1 if so. */
+static inline int v2_exception_ok(float v, uint32_t z, float rec, double s) {
+    return isfinite(v) && quant(v, s) == (double)unzigzag(z) && fabs((double)v - (double)rec) > 0.5 * s;
+}
+
 /* 0 ok; 10 layout/length; 11 bad class; 12 bad table; 13 bad code; 14 |q|; 15 overflow; 16 exception;
- * 17 non-canonical (classes, lengths, padding, row repeats) */
+ * 17 non-canonical (classes, lengths, padding, row repeats).
+ * Memory (issue 39): besides out (4 bytes a value) only O(cols + tables) without row repeats; with them
+ * (cols >= 16) 8 bytes a row (ref) and 4 bytes a distinct value (dz) plus 24 bytes a distinct row. */
 static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int cols, double s, int strict,
                           float *out) {
     const uint8_t *p = body, *end = body + len;
@@ -634,11 +643,14 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
     int alpha[65] = {0}, maxlen[65] = {0}, present[65] = {0};
     unsigned __int128 *sum = (unsigned __int128 *)calloc((size_t)cols, sizeof(unsigned __int128));
     uint8_t *chk = (uint8_t *)malloc(V2_ALPHA);
-    int64_t *ref = (int64_t *)malloc(sizeof(int64_t) * (size_t)(rows ? rows : 1));
-    int64_t *off = (int64_t *)malloc(sizeof(int64_t) * (size_t)(rows ? rows : 1));
+    int64_t *ref = NULL, *off = NULL; /* row repeats only: ref[r] >= 0 repeats distinct row ref[r], else -1 - k */
     uint32_t *dz = NULL;
     rowtab tab = {NULL, 0, NULL, NULL, 0};
-    if (!lens || !counts || !sum || !chk || !ref || !off) {
+    if (rep) {
+        ref = (int64_t *)malloc(sizeof(int64_t) * (size_t)(rows ? rows : 1));
+        if (!ref) { rc = -1; goto done; }
+    }
+    if (!lens || !counts || !sum || !chk) {
         rc = -1;
         goto done;
     }
@@ -660,7 +672,7 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
             br_skip(&rr, 1);
             if (isnew) {
                 if (seen == R) { rc = 17; goto done; }
-                ref[r] = -1;
+                ref[r] = -1 - (int64_t)seen;
                 seen++;
             } else {
                 br_fill(&rr);
@@ -674,8 +686,6 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
         int padbits = (int)((8 - rep_bits % 8) % 8);
         if (padbits && (p[(rep_bits + 7) / 8 - 1] & ((1u << padbits) - 1))) { rc = 17; goto done; }
         p += (rep_bits + 7) / 8;
-    } else {
-        for (Py_ssize_t r = 0; r < rows; r++) ref[r] = -1;
     }
     if (end - p < cols) { rc = 10; goto done; }
     const uint8_t *cls = p;
@@ -732,15 +742,19 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
         p += 12 * ne;
     }
     if (R && (uint64_t)(end - p) * 8 < (uint64_t)R * (uint64_t)cols) { rc = 10; goto done; }
-    dz = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(R * cols > 0 ? R * cols : 1));
-    if (!dz) { rc = -1; goto done; }
+    if (rep) {
+        dz = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(R * cols > 0 ? R * cols : 1));
+        off = (int64_t *)malloc(sizeof(int64_t) * (size_t)(R ? R : 1));
+        if (!dz || !off) { rc = -1; goto done; }
+    }
     bitr r = {p, end, 0, 0, 0};
     Py_ssize_t k = 0;
+    uint64_t ecur = 0; /* without row repeats the exceptions are checked as their values are decoded */
     for (Py_ssize_t row = 0; row < rows; row++) {
-        if (ref[row] >= 0) continue;
-        off[k] = (int64_t)k * cols;
+        if (rep && ref[row] >= 0) continue;
+        if (rep) off[k] = (int64_t)k * cols;
         float *o = out + (size_t)row * cols;
-        uint32_t *zk = dz + (size_t)k * cols;
+        uint32_t *zk = rep ? dz + (size_t)k * cols : NULL;
         for (int j = 0; j < cols; j++) {
             int g = cls[j];
             br_fill(&r);
@@ -760,12 +774,22 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
             }
             counts[(size_t)g * V2_ALPHA + sy]++;
             sum[j] += zi;
-            zk[j] = zi;
+            if (zk) zk[j] = zi;
             int64_t q = unzigzag(zi);
             if (q > (int64_t)Q_MAX || q < -(int64_t)Q_MAX) { rc = 14; goto done; }
             float v = (float)((double)q * s);
             if (!isfinite(v)) { rc = 15; goto done; }
             o[j] = v;
+            if (!rep && ecur < ne) {
+                uint64_t idx;
+                memcpy(&idx, exc + 8 * ecur, 8);
+                if (idx == (uint64_t)row * (uint64_t)cols + (uint64_t)j) {
+                    float ev;
+                    memcpy(&ev, exc + 8 * ne + 4 * ecur, 4);
+                    if (!v2_exception_ok(ev, zi, v, s)) { rc = 16; goto done; }
+                    ecur++;
+                }
+            }
         }
         k++;
     }
@@ -777,7 +801,7 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
         if (avail - consumed > 0 && (end[-1] & ((1u << (avail - consumed)) - 1))) { rc = 17; goto done; }
     }
     /* first occurrences of the repeated rows: the distinct rows in order of appearance */
-    {
+    if (rep) {
         Py_ssize_t kk = 0;
         int64_t *first = (int64_t *)malloc(sizeof(int64_t) * (size_t)(R ? R : 1));
         if (!first) { rc = -1; goto done; }
@@ -812,7 +836,15 @@ static int v2_decode_body(const uint8_t *body, Py_ssize_t len, Py_ssize_t n, int
         float v;
         memcpy(&idx, exc + 8 * e, 8);
         memcpy(&v, exc + 8 * ne + 4 * e, 4);
-        if (idx >= (uint64_t)n || (e && idx <= prev) || !isfinite(v) || v == out[idx]) { rc = 16; goto done; }
+        if (idx >= (uint64_t)n || (e && idx <= prev)) { rc = 16; goto done; }
+        if (rep) { /* the code of value idx is its distinct row's */
+            int64_t rr = ref[idx / (uint64_t)cols];
+            int64_t kk = rr >= 0 ? rr : -1 - rr;
+            if (!v2_exception_ok(v, dz[(size_t)kk * cols + idx % (uint64_t)cols], out[idx], s)) { rc = 16; goto done; }
+        } else if (e >= ecur) { /* never reached by the decode loop: out of order */
+            rc = 16;
+            goto done;
+        }
         prev = idx;
         out[idx] = v;
     }

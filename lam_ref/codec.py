@@ -630,11 +630,10 @@ def _decode_v2(view: memoryview, h: CodecHeader, use_c: bool) -> np.ndarray:
     crc = zlib.crc32(body, zlib.crc32(view[: _HEADER.size]))
     if crc != h.crc32:
         raise LamValueError(f"corrupt codec stream: CRC-32 is {crc:#010x}, the header says {h.crc32:#010x}")
-    if h.n > 8 * len(body):  # every value takes at least one bit: refuse before allocating n floats
-        raise LamValueError(f"truncated codec stream (version 2): {len(body)} body bytes cannot hold {h.n} values")
+    _v2.check_capacity(body, h.n, h.cols, h.strict)  # refuse before allocating n floats
     if not use_c:
-        return _v2.decode_body(bytes(body), h.n, h.cols, h.eb, h.strict)[1]
-    out = np.empty(h.n, dtype=np.float32)
+        return _v2.decode_body(bytes(body), h.n, h.cols, h.eb, h.strict)
+    out = _v2.output_array(h.n)
     rc = _c.v2_decode(body, h.n, h.cols, 2.0 * h.eb, int(h.strict), out)
     if rc:
         raise LamValueError(_C_V2_ERRORS.get(rc, f"corrupt codec stream (version 2): error {rc}"))

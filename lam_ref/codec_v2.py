@@ -33,8 +33,8 @@ import numpy as np
 
 from .geometry import LamValueError
 
-__all__ = ["DIRECT", "ALPHABET", "LMAX", "ROWS_MIN", "row_repeats", "canonical_codes", "column_classes", "decode_body", "encode_body",
-           "huffman_lengths", "symbols", "zigzag"]
+__all__ = ["DIRECT", "ALPHABET", "LMAX", "ROWS_MIN", "Decoder", "row_repeats", "canonical_codes", "column_classes",
+           "decode_body", "encode_body", "huffman_lengths", "check_capacity", "output_array", "repeat_width", "symbols", "zigzag"]
 
 #: ``z < DIRECT`` is its own symbol; larger codes use one escape symbol per bit length 13..32.
 DIRECT = 4096
@@ -93,10 +93,10 @@ def column_classes(z: np.ndarray, cols: int) -> list[int]:
     return [int((int(s) // rows) ** 2).bit_length() for s in sums]
 
 
-def huffman_lengths(counts: list[int]) -> list[int]:
+def huffman_lengths(counts: list[int], limit: int = LMAX) -> list[int]:
     """Code lengths of SPEC §9.6: two-queue Huffman over the used symbols sorted by (count, symbol),
-    ties to the leaf; one used symbol gets length 1; while a length exceeds 15 every non-zero count
-    ``c`` becomes ``(c + 1) >> 1`` and the tree is rebuilt."""
+    ties to the leaf; one used symbol gets length 1; while a length exceeds ``limit`` (15) every non-zero
+    count ``c`` becomes ``(c + 1) >> 1`` and the tree is rebuilt."""
     c = list(counts)
     while True:
         leaves = sorted((w, s) for s, w in enumerate(c) if w)
@@ -123,7 +123,7 @@ def huffman_lengths(counts: list[int]) -> list[int]:
         depth = [0] * len(weight)
         for k in range(len(weight) - 2, -1, -1):
             depth[k] = depth[parent[k]] + 1
-        if max(depth[: len(leaves)]) <= LMAX:
+        if max(depth[: len(leaves)]) <= limit:
             for k, (_, s) in enumerate(leaves):
                 out[s] = depth[k]
             return out
@@ -170,7 +170,7 @@ def encode_body(q: np.ndarray, x: np.ndarray, eb: float, cols: int, strict: bool
     parts = []
     if cols >= ROWS_MIN:
         distinct = sum(r < 0 for r in reps)
-        w = (distinct - 1).bit_length() if distinct > 1 else 0
+        w = repeat_width(distinct)
         parts += [struct.pack("<Q", distinct), _bits([(1, 1) if r < 0 else (r, w + 1) for r in reps])]
     new = np.array([r < 0 for r in reps], dtype=bool)
     z = z_all.reshape(-1, cols)[new].reshape(-1) if z_all.size else z_all
@@ -203,114 +203,256 @@ def _corrupt(what: str) -> LamValueError:
     return LamValueError(f"corrupt codec stream (version 2): {what}")
 
 
-def decode_body(body: bytes, n: int, cols: int, eb: float, strict: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Codes ``q`` (int64) and reconstruction (float32) of a version-2 body; raises on anything non-canonical."""
-    pos = 0
+def repeat_width(distinct: int) -> int:
+    """Bits of a repeat's index: ``bit_length(R - 1)`` (0 when ``R <= 1``), most significant first."""
+    return (distinct - 1).bit_length() if distinct > 1 else 0
 
-    def take(k: int, what: str) -> bytes:
-        nonlocal pos
-        if len(body) - pos < k:
-            raise LamValueError(f"truncated codec stream (version 2): {what} needs {k} bytes, {len(body) - pos} left")
-        pos += k
-        return body[pos - k : pos]
 
+def check_capacity(body: bytes, n: int, cols: int, strict: bool) -> None:
+    """Refuse, before ``n`` values are allocated, a body too short for them (docs/codec.md "Canonical and
+    refused", decision D-codec-capacity): every *coded* value takes at least one bit, every row (``cols >= 16``)
+    at least its row mark, and the fixed parts their bytes. With row repeats ``n`` may exceed the body's bits
+    (a repeat costs ``1 + bit_length(R - 1)`` bits for ``cols`` values), so ``n`` itself is no bound."""
     rows = n // cols
-    reps = [-1] * rows
+    fixed = cols + 2 + (8 if strict else 0)  # classes, at least one table size, the exception count
+    coded, marks = n, 0
     if cols >= ROWS_MIN:
-        (distinct,) = struct.unpack("<Q", take(8, "the distinct row count"))
+        if len(body) < 8:
+            raise LamValueError(f"truncated codec stream (version 2): {len(body)} body bytes, the distinct row count needs 8")
+        distinct = int.from_bytes(body[:8], "little")
         if distinct > rows or (rows and not distinct):
             raise _corrupt(f"{distinct} distinct rows of {rows}")
-        w = (distinct - 1).bit_length() if distinct > 1 else 0
-        nbits = rows + (rows - distinct) * w
-        rbits = np.unpackbits(np.frombuffer(take((nbits + 7) // 8, "the row repeats"), dtype=np.uint8)).tolist()
-        bp = seen = 0
-        for r in range(rows):
-            bp += 1
-            if rbits[bp - 1]:
-                if seen == distinct:
-                    raise _corrupt("more new rows than the distinct row count")
-                seen += 1
-                continue
-            k = int("".join(map(str, rbits[bp : bp + w])) or "0", 2)
-            bp += w
-            if k >= seen:
-                raise _corrupt(f"row {r} repeats distinct row {k}, only {seen} seen")
-            reps[r] = k
-        if seen != distinct or any(rbits[bp:]):
-            raise _corrupt("the row repeats are inconsistent or their padding is not zero")
-    n_all, n = n, cols * sum(r < 0 for r in reps)
-    classes = list(take(cols, "the column classes"))
-    if max(classes) > 64:
-        raise _corrupt(f"column class {max(classes)} > 64")
-    tables: dict[int, list[int]] = {}
-    for g in sorted(set(classes)):
-        (a,) = struct.unpack("<H", take(2, "a table size"))
-        if a > ALPHABET:
-            raise _corrupt(f"table of class {g} has {a} symbols > {ALPHABET}")
-        raw = take((a + 1) // 2, "a table")
-        lens = [v for byte in raw for v in (byte >> 4, byte & 15)]
-        if a % 2 and lens[-1]:
-            raise _corrupt("the padding nibble of a table is not zero")
-        lens = lens[:a]
-        if sum(2 ** (LMAX - n) for n in lens if n) > 2**LMAX:
-            raise _corrupt(f"the code lengths of class {g} are not a prefix code")
-        tables[g] = lens
-    exc_i: list[int] = []
-    exc_v = np.zeros(0, dtype=np.float32)
-    if strict:
-        (ne,) = struct.unpack("<Q", take(8, "the exception count"))
-        if ne > n_all:
-            raise _corrupt(f"{ne} exceptions for {n_all} values")
-        exc_i = np.frombuffer(take(8 * ne, "the exception indices"), dtype="<u8").tolist()
-        exc_v = np.frombuffer(take(4 * ne, "the exception values"), dtype="<f4").astype(np.float32)
-    decoders = {g: {(n, c): s for s, (n, c) in enumerate(zip(lens, canonical_codes(lens))) if n}
-                for g, lens in tables.items()}
-    bits = np.unpackbits(np.frombuffer(body, dtype=np.uint8, offset=pos)).tolist()
-    nbits, bp = len(bits), 0
-    z = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        table, code, length = decoders[classes[i % cols]], 0, 0
-        while (length, code) not in table:
-            if length >= LMAX or bp >= nbits:
-                raise _corrupt(f"value {i} has no valid code (or the bit stream is truncated)")
-            code, length, bp = (code << 1) | bits[bp], length + 1, bp + 1
-        sym = table[(length, code)]
-        if sym < DIRECT:
-            z[i] = sym
-        else:
-            k = sym - DIRECT + 12
-            if bp + k > nbits:
-                raise LamValueError("truncated codec stream (version 2): the bit stream ends inside a value")
-            z[i] = int("1" + "".join(map(str, bits[bp : bp + k])), 2)
-            bp += k
-    if nbits - bp >= 8 or any(bits[bp:]):
-        raise _corrupt("bytes or non-zero bits after the last value")
-    q = np.where(z % 2 == 1, -(z >> 1) - 1, z >> 1)
-    if n and int(np.abs(q).max()) > 2**31 - 1:
-        raise _corrupt("a reconstructed code exceeds |q| <= 2**31 - 1")
-    if row_repeats(z, cols) != [-1] * (n // cols):
-        raise _corrupt("two distinct rows are equal (non-canonical row repeats)")
-    if column_classes(z, cols) != classes:
-        raise _corrupt("the column classes are not those of the codes (non-canonical)")
-    sym, _ = symbols(z)
-    col_cls = np.tile(np.array(classes, dtype=np.int64), n // cols) if n else np.zeros(0, dtype=np.int64)
-    if _tables(sym, col_cls, classes) != tables:
-        raise _corrupt("the code lengths are not those of the symbol counts (non-canonical)")
-    with np.errstate(over="ignore"):
-        rec = (q.astype(np.float64) * (2.0 * eb)).astype(np.float32)
-    if n and not np.isfinite(rec).all():
-        raise _corrupt("a reconstructed value overflows float32")
-    first = [r for r in range(rows) if reps[r] < 0]
-    pick = np.array([first[k] if k >= 0 else r for r, k in enumerate(reps)], dtype=np.int64)
-    order = np.cumsum([k < 0 for k in reps]) - 1  # the distinct row of each new row
-    src = np.array([order[p] for p in pick], dtype=np.int64)
-    q = q.reshape(-1, cols)[src].reshape(-1) if rows else q
-    rec = rec.reshape(-1, cols)[src].reshape(-1) if rows else rec
-    if exc_i:
-        idx = np.array(exc_i, dtype=np.int64)
-        if idx.min() < 0 or idx.max() >= n_all or (np.diff(idx) <= 0).any():
-            raise _corrupt("exception indices are not strictly increasing below n")
-        if not np.isfinite(exc_v).all() or (exc_v == rec[idx]).any():
-            raise _corrupt("an exception value is not finite or equals its reconstruction (non-canonical)")
-        rec[idx] = exc_v
-    return q, rec
+        coded, fixed = distinct * cols, fixed + 8
+        marks = 8 * ((rows + (rows - distinct) * repeat_width(distinct) + 7) // 8)
+    need = 8 * fixed + marks + coded
+    if need > 8 * len(body):
+        raise LamValueError(f"truncated codec stream (version 2): {len(body)} body bytes cannot hold {n} values in "
+                            f"{cols} columns (at least {need} bits)")
+
+
+def output_array(n: int) -> np.ndarray:
+    """``float32[n]`` for a decoded stream; a stream announcing more than this machine can hold is refused
+    with :class:`LamValueError` (a resource limit, named as such), never a ``MemoryError``."""
+    try:
+        return np.empty(n, dtype=np.float32)
+    except (MemoryError, ValueError) as exc:
+        raise LamValueError(f"codec stream announces {n} values ({4 * n} bytes): cannot allocate the output ({exc})") from None
+
+
+class _Bits:
+    """Bits of ``data`` from byte ``start``, most significant first, read without copying the stream."""
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        self.data, self.pos, self.end = data, 8 * start, 8 * end
+
+    def left(self) -> int:
+        return self.end - self.pos
+
+    def bit(self) -> int:
+        p = self.pos
+        self.pos = p + 1
+        return (self.data[p >> 3] >> (7 - (p & 7))) & 1
+
+    def read(self, k: int) -> int:
+        """The next ``k`` bits as an unsigned integer (the caller checked :meth:`left`)."""
+        if not k:
+            return 0
+        p, self.pos = self.pos, self.pos + k
+        lo, hi = p >> 3, (p + k + 7) >> 3
+        word = int.from_bytes(self.data[lo:hi], "big")
+        return (word >> (8 * (hi - lo) - (p - 8 * lo) - k)) & ((1 << k) - 1)
+
+
+class Decoder:
+    """The version-2 body decoder (SPEC §9.6): one method per rule, so that a rule is stated once.
+
+    Memory (issue 39): besides the float32 output, 8 bytes per coded value (its code) and, with row
+    repeats, 8 bytes per row and a digest per distinct row; the bit stream is read in place.
+    """
+
+    #: the longest code (lengths are 4-bit nibbles)
+    lmax = LMAX
+
+    def repeat_width(self, distinct: int) -> int:
+        return repeat_width(distinct)
+
+    def unzigzag(self, z: int) -> int:
+        """``q`` of a zigzag code: ``z >> 1`` for even ``z``, ``-(z >> 1) - 1`` for odd (exact integers)."""
+        return -(z >> 1) - 1 if z & 1 else z >> 1
+
+    def exception_ok(self, v: float, q: int, rec: float, eb: float) -> bool:
+        """An exception the encoder writes: finite, quantized to the stream's code ``q``, more than ``eb``
+        (float64) from its plain reconstruction (docs/codec.md "Canonical and refused")."""
+        if not np.isfinite(v):
+            return False
+        y = float(v) / (2.0 * eb)
+        if not np.isfinite(y):  # |v| / (2eb) overflows: no code of the stream (|q| <= 2**31 - 1) is that far
+            return False
+        f = np.floor(y)
+        return int(f + (y - f >= 0.5)) == q and abs(float(v) - float(rec)) > eb
+
+    def lengths(self, counts: list[int]) -> list[int]:
+        """The rule's code lengths of the decoded symbol counts (compared with the stream's table)."""
+        return huffman_lengths(counts, self.lmax)
+
+    # ---------------------------------------------------------------------------------------------
+    def decode(self, body: bytes, n: int, cols: int, eb: float, strict: bool) -> np.ndarray:
+        """float32[n] of a version-2 body; raises :class:`LamValueError` on anything the encoder never writes."""
+        pos = 0
+
+        def take(k: int, what: str) -> int:
+            nonlocal pos
+            if len(body) - pos < k:
+                raise LamValueError(f"truncated codec stream (version 2): {what} needs {k} bytes, {len(body) - pos} left")
+            pos += k
+            return pos - k
+
+        rows = n // cols
+        rep = cols >= ROWS_MIN
+        distinct = rows
+        ref = None  # row repeats: ref[r] >= 0 repeats distinct row ref[r]; -1 - k is the k-th distinct row
+        if rep:
+            at = take(8, "the distinct row count")
+            distinct = int.from_bytes(body[at : at + 8], "little")
+            if distinct > rows or (rows and not distinct):
+                raise _corrupt(f"{distinct} distinct rows of {rows}")
+            w = self.repeat_width(distinct)
+            nbits = rows + (rows - distinct) * w
+            at = take((nbits + 7) // 8, "the row repeats")
+            bits = _Bits(body, at, at + (nbits + 7) // 8)
+            ref = np.empty(rows, dtype=np.int64)
+            seen = 0
+            for r in range(rows):
+                if bits.left() < 1:
+                    raise _corrupt(f"row {r}: the row marks run past their {nbits} bits (more repeats than rows - R)")
+                if bits.bit():
+                    if seen == distinct:
+                        raise _corrupt("more new rows than the distinct row count")
+                    ref[r] = -1 - seen
+                    seen += 1
+                    continue
+                if bits.left() < w:
+                    raise _corrupt(f"row {r}: the row marks run past their {nbits} bits (more repeats than rows - R)")
+                k = bits.read(w)
+                if k >= seen:
+                    raise _corrupt(f"row {r} repeats distinct row {k}, only {seen} seen")
+                ref[r] = k
+            if seen != distinct or bits.read(bits.left()):
+                raise _corrupt("the row marks disagree with the distinct row count, or their padding is not zero")
+        m = distinct * cols  # the coded values
+        at = take(cols, "the column classes")
+        classes = list(body[at : at + cols])
+        if max(classes) > 64:
+            raise _corrupt(f"column class {max(classes)} > 64")
+        tables: dict[int, list[int]] = {}
+        for g in sorted(set(classes)):
+            at = take(2, "a table size")
+            a = int.from_bytes(body[at : at + 2], "little")
+            if a > ALPHABET:
+                raise _corrupt(f"table of class {g} has {a} symbols > {ALPHABET}")
+            at = take((a + 1) // 2, "a table")
+            lens = [v for byte in body[at : at + (a + 1) // 2] for v in (byte >> 4, byte & 15)]
+            if a % 2 and lens[-1]:
+                raise _corrupt("the padding nibble of a table is not zero")
+            lens = lens[:a]
+            if sum(2 ** (LMAX - k) for k in lens if k) > 2**LMAX:
+                raise _corrupt(f"the code lengths of class {g} are not a prefix code")
+            tables[g] = lens
+        ne, exc_at = 0, 0
+        if strict:
+            at = take(8, "the exception count")
+            ne = int.from_bytes(body[at : at + 8], "little")
+            if ne > n:
+                raise _corrupt(f"{ne} exceptions for {n} values")
+            exc_at = take(12 * ne, "the exceptions")
+        decoders = {g: {(k, c): s for s, (k, c) in enumerate(zip(lens, canonical_codes(lens))) if k}
+                    for g, lens in tables.items()}
+        counts = {g: [0] * len(lens) for g, lens in tables.items()}
+        sums = [0] * cols
+        bits = _Bits(body, pos, len(body))
+        q = np.empty(m, dtype=np.int64)  # the codes of the distinct rows (zigzag is a bijection: rows compare alike)
+        for i in range(m):
+            j = i % cols
+            g = classes[j]
+            table, code, length = decoders[g], 0, 0
+            while (length, code) not in table:
+                if length >= LMAX or not bits.left():
+                    raise _corrupt(f"value {i} has no valid code (or the bit stream is truncated)")
+                code, length = (code << 1) | bits.bit(), length + 1
+            sym = table[(length, code)]
+            counts[g][sym] += 1
+            if sym < DIRECT:
+                zi = sym
+            else:
+                k = sym - DIRECT + 12
+                if bits.left() < k:
+                    raise LamValueError("truncated codec stream (version 2): the bit stream ends inside a value")
+                zi = (1 << k) | bits.read(k)
+            qi = self.unzigzag(zi)
+            if not -(2**31 - 1) <= qi <= 2**31 - 1:
+                raise _corrupt(f"value {i}: the code {qi} exceeds |q| <= 2**31 - 1")
+            q[i] = qi
+            sums[j] += zi
+        if bits.left() >= 8 or bits.read(bits.left()):
+            raise _corrupt("bytes or non-zero bits after the last value")
+        if rep:
+            self._distinct_rows_differ(q, cols)
+        if [int((s // distinct) ** 2).bit_length() if distinct else 0 for s in sums] != classes:
+            raise _corrupt("the column classes are not those of the codes (non-canonical)")
+        for g, lens in tables.items():
+            c = counts[g]
+            while c and not c[-1]:
+                c.pop()
+            if len(c) != len(lens) or self.lengths(c) != lens:
+                raise _corrupt("the code lengths are not those of the symbol counts (non-canonical)")
+        out = output_array(n)
+        s = 2.0 * eb
+        first = np.flatnonzero(ref < 0) if rep else None
+        dst = out.reshape(rows, cols) if rows else out.reshape(0, cols)
+        step = max(1, (1 << 16) // cols)  # rows per chunk: a bounded float64 temporary
+        for r0 in range(0, distinct, step):
+            with np.errstate(over="ignore"):
+                chunk = (q[r0 * cols : (r0 + step) * cols].astype(np.float64) * s).astype(np.float32)
+            if not np.isfinite(chunk).all():
+                raise _corrupt("a reconstructed value overflows float32")
+            if rep:
+                dst[first[r0 : r0 + step]] = chunk.reshape(-1, cols)
+            else:
+                out[r0 * cols : r0 * cols + chunk.size] = chunk
+        if rep:
+            again = np.flatnonzero(ref >= 0)
+            for r0 in range(0, again.size, step):
+                part = again[r0 : r0 + step]
+                dst[part] = dst[first[ref[part]]]
+        prev = -1
+        for e in range(ne):
+            idx = int.from_bytes(body[exc_at + 8 * e : exc_at + 8 * e + 8], "little")
+            (v,) = struct.unpack_from("<f", body, exc_at + 8 * ne + 4 * e)
+            if idx <= prev or idx >= n:
+                raise _corrupt("exception indices are not strictly increasing below n")
+            r, j = divmod(idx, cols)
+            k = (int(ref[r]) if ref[r] >= 0 else -1 - int(ref[r])) if rep else r
+            if not self.exception_ok(v, int(q[k * cols + j]), float(out[idx]), eb):
+                raise _corrupt(f"exception {e} (value {idx}) is not one the encoder writes: not finite, not of the "
+                               "stream's code, or within eb of its plain reconstruction (non-canonical)")
+            out[idx] = v
+            prev = idx
+        return out
+
+    @staticmethod
+    def _distinct_rows_differ(q: np.ndarray, cols: int) -> None:
+        """Refuse two equal distinct rows of codes (exact: digests first, equal digests compared row by row)."""
+        import hashlib
+
+        mat = q.reshape(-1, cols)
+        seen: dict[bytes, int] = {}
+        for k in range(mat.shape[0]):
+            key = hashlib.blake2b(mat[k].tobytes(), digest_size=16).digest()
+            if key in seen and np.array_equal(mat[seen[key]], mat[k]):
+                raise _corrupt("two distinct rows are equal (non-canonical row repeats)")
+            seen.setdefault(key, k)
+
+
+def decode_body(body: bytes, n: int, cols: int, eb: float, strict: bool) -> np.ndarray:
+    """float32[n] of a version-2 body (the reference :class:`Decoder`); raises on anything non-canonical."""
+    return Decoder().decode(body, n, cols, eb, strict)

@@ -256,6 +256,22 @@ def test_spec9_zarr_v2_round_trip_of_stream_version_2(tmp_path):
     assert blob[:6] == b"LSZP\x02\x01" and blob[6:8] == (24).to_bytes(2, "little"), f"chunk header {blob[:8]!r}"
 
 
+def test_zarr_chunks_of_repeated_rows_read_back(tmp_path):
+    """Issue 39 §2: a zarr chunk of 200 rows from 2 distinct ones is a version-2 stream with far fewer
+    bits than values; the decoder used to refuse it ("cannot hold n values"): data that could never be
+    read back. Every value comes back within eb (strict)."""
+    rng = np.random.default_rng(39)
+    rows = rng.normal(scale=0.1, size=(2, 24)).astype(np.float32)
+    x = rows[rng.integers(0, 2, size=400)]
+    z = _zarr_array(tmp_path, "<f4", CuSZpPlain(eb=1e-3, version=2, strict=True), shape=(400, 24), chunks=(200, 24))
+    z[:] = x
+    blob = (tmp_path / "a.zarr" / "0.0").read_bytes()
+    assert 8 * (len(blob) - 28) < 200 * 24, f"the chunk must hold fewer bits than values ({len(blob)} bytes)"
+    y = zarr.open_array(str(tmp_path / "a.zarr"), mode="r")[:]
+    err = np.abs(y.astype(np.float64) - x.astype(np.float64))
+    assert float(err.max()) <= 1e-3, f"zarr round trip error {err.max()} exceeds eb = 1e-3"
+
+
 def test_version_2_config_round_trip_and_refusals():
     """get_config / from_config keep version, strict and cols; bad combinations are refused by name."""
     codec = CuSZpPlain(rel_eb=1e-3, version=2, strict=True, cols=384)

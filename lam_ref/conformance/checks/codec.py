@@ -15,9 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ...codec import codec_encode as _ref_encode
 from ..asserts import accepts
+from ..differential import MAY_REFUSE, declares, differential, edge_inputs, encoder_cases, outcome, v2_inputs
 from ..harness import Context, check
 from ..strategies import codec_inputs
+from ..vectors import codec_boundaries as cb
 
 
 def codec_slack(x: np.ndarray, y: np.ndarray, eb: float) -> np.ndarray:
@@ -248,3 +251,77 @@ def check_codec_byte_order(impl: Any, ctx: Context) -> None:
         "codec_encode of a big-endian copy gave other bytes than the native vector: its values were read "
         "byte-swapped (SPEC §2.4, §9.4: if accepted, the result is that of the native copy)"
     )
+
+
+# -------------------------------------------------------------------------------------------
+# judged differentially, on inputs at the boundaries of SPEC §9 (issue 38 §1, §2; lam_ref.conformance.differential)
+# -------------------------------------------------------------------------------------------
+@check("codec.v1_decode_differential", claim="L2",
+       spec="§9.5 a codec-v1 decoder refuses exactly the mutated streams lam_ref refuses and decodes the rest bit for bit",
+       parts=("codec",), profiles=("codec-v1",),
+       shown_to_fail_on=("m137_codec_v1_n_uint32", "m138_codec_rate_int8", "m139_codec_empty_early_return"))
+def check_codec_v1_decode_differential(impl: Any, ctx: Context) -> None:
+    """Version-1 streams of edge inputs, each mutated (flips, cuts, bytes set, every header field at its
+    edges with the CRC recomputed): refused exactly when lam_ref refuses, else the same float32 bits."""
+    seeds = [(label, _ref_encode(x, eb)) for label, x, eb in edge_inputs()]
+    seeds.append(("block size 8", _ref_encode(np.array(cb.width_codes()[:12], np.float32), 0.5, block_size=8)))
+    seeds.append(("rate 255 forged, no payload", cb.restamp(_ref_encode(np.zeros(8, np.float32), 0.5, block_size=8)[:28] + b"\xff")))
+    differential(impl, ctx, 1, seeds, budget=400)
+
+
+@check("codec.v2_decode_differential", claim="L2",
+       spec="§9.6 a codec-v2 decoder refuses exactly the mutated streams lam_ref refuses and decodes the rest bit for bit",
+       parts=("codec",), profiles=("codec-v2",),
+       shown_to_fail_on=("m140_codec_v2_length_limit_16", "m141_codec_v2_repeat_width", "m142_codec_v2_zigzag_int32",
+                         "m143_codec_v2_exception_equal_accepted"))
+def check_codec_v2_decode_differential(impl: Any, ctx: Context) -> None:
+    """Version-2 streams (repeats at several index widths, strict exceptions, escapes, zigzag codes past
+    2³¹, halved code lengths, the empty matrix), each mutated (flips, cuts, header fields, R, row marks,
+    classes, table sizes and nibbles, E, exception indices and values, CRC recomputed): refused exactly
+    when lam_ref refuses, else the same float32 bits."""
+    seeds = [(label, _ref_encode(x, eb, version=2, cols=cols, strict=strict)) for label, x, eb, cols, strict in v2_inputs()]
+    differential(impl, ctx, 2, seeds, budget=400)
+
+
+@check("codec.encoder_boundaries", claim="L2",
+       spec="§9.2/§9.4 at the quantizer's edges and many eb: codec-v1 writes lam_ref's bytes and refuses what it refuses; any format keeps §9.3",
+       parts=("codec",), profiles=("codec-bound", "codec-v1"),
+       shown_to_fail_on=("m133_codec_signbit_negative_zero", "m134_codec_floor_half", "m135_codec_reciprocal",
+                         "m136_codec_range_on_quotient"))
+def check_codec_encoder_boundaries(impl: Any, ctx: Context) -> None:
+    """Ties and their float32 neighbours, the largest double below the half, reciprocal traps, -0.0 deltas,
+    the code's range edge (quotient 2³¹ - 0.75 encodes, 2³¹ - 0.5 does not), the float32 overflow edge and
+    codes at 2^k ± 1, at 8 fixed and 4 drawn values of eb (16 and 100 under --thorough): exact bytes under
+    codec-v1, the bound under codec-bound."""
+    exact = declares(impl, "codec-v1")
+    for label, x, eb in encoder_cases(ctx):
+        ctx.note({"case": label, "x": x, "eb": eb})
+        want = outcome(lambda x=x, eb=eb: _ref_encode(x, eb), "lam_ref's encoder")
+        got = outcome(lambda x=x, eb=eb: impl.codec_encode(x.copy(), eb), f"codec_encode of {label}")
+        if exact:
+            if isinstance(want, str) or isinstance(got, str):
+                assert isinstance(want, str) == isinstance(got, str), (
+                    f"codec_encode of {label} (eb = {eb!r}): lam_ref {'refuses' if isinstance(want, str) else 'encodes'} it, "
+                    f"the implementation {'refuses' if isinstance(got, str) else 'encodes'} it (SPEC §9.4: a v1 encoder refuses "
+                    "iff a code exceeds 2^31 - 1 or a reconstruction overflows float32)")
+                continue
+            got_b, want_b = bytes(got), bytes(want)
+            if got_b != want_b:
+                k = next((i for i, (a, b) in enumerate(zip(got_b, want_b)) if a != b), min(len(got_b), len(want_b)))
+                raise AssertionError(f"codec_encode of {label} (eb = {eb!r}): {len(got_b)} bytes, lam_ref writes {len(want_b)}; "
+                                     f"first difference at byte {k} (format version 1, docs/codec.md's rounding rule)")
+            continue
+        if isinstance(got, str):
+            assert isinstance(want, str) or label in MAY_REFUSE, (
+                f"codec_encode refused {label} (eb = {eb!r}), which every format can encode within the bound "
+                "(SPEC §9.4: another format MAY refuse only an eb too small for the data or a reconstruction near float32's end)")
+            continue
+        y = outcome(lambda got=got: impl.codec_decode(bytes(got)), f"codec_decode of its own stream of {label}")
+        assert not isinstance(y, str), f"codec_decode refused its own stream of {label} (eb = {eb!r})"
+        y = np.asarray(y)
+        assert y.shape == x.shape, f"codec_decode of {label}: shape {y.shape}, expected {x.shape}"
+        err = np.abs(x.astype(np.float64) - y.astype(np.float64))
+        with np.errstate(over="ignore"):  # ulp32 of FLT_MAX is infinite: such values are held only to be finite
+            bad = np.flatnonzero(~(err <= eb + codec_slack(x, y, eb)))
+        assert not bad.size, (f"{label} (eb = {eb!r}): value {bad[0]} = {float(x[bad[0]])!r} decodes to {float(y[bad[0]])!r}, "
+                              "outside the bound of SPEC §9.3")

@@ -37,9 +37,10 @@ from typing import Any
 import numpy as np
 
 from ...geometry import LamValueError, delta_sq, validate_embeddings, validate_threshold
-from ..hazards import l0_key_cases
 from ...substitution import oracle
 from ...text.lines import reference_tokens
+from ..hazards import l0_key_cases
+from . import codec_boundaries as cb
 from .format import decode_embeddings, encode_array, encode_bytes, encode_ints, encode_scalar
 
 HERE = Path(__file__).resolve().parent
@@ -614,6 +615,15 @@ CODEC_NOTES = {
     "BadHeader": ("InvalidStream", "wrong magic, version, flags, block size, or eb in the header (CRC recomputed so the field is what is wrong)."),
     "BadRate": ("InvalidStream", "a rate byte above 32, or larger than the bit length of the block's largest delta (non-canonical)."),
     "BadPayload": ("InvalidStream", "a sign bit on a zero delta, non-zero padding, a code beyond 2^31 - 1, or a reconstruction beyond float32."),
+    "NegativeZeroDelta": ("Sign", "-0.0 inputs make deltas of -0.0 in float arithmetic: no sign bit (a sign bit is set iff d < 0, and d = 0 has none)."),
+    "BelowHalf": ("Rounding", "the quotient x / (2eb) is the largest double below 0.5 (0.5 - 2^-54): the rule gives q = 0; floor(y + 0.5) gives 1 because y + 0.5 rounds to 1.0."),
+    "ReciprocalTrap": ("Rounding", "values whose code changes when x / (2eb) is computed as x * (1/(2eb)), at many eb (SPEC §9.2 forbids the rewrite)."),
+    "RangeOnCode": ("IntegerWidth", "the range rule is on the rounded code q (SPEC §9.4): x = 2^31 with quotient 2^31 - 0.75 has q = 2^31 - 1 and MUST encode (a check on the quotient or the value refuses it); quotient 2^31 - 0.5 has q = 2^31 and is refused."),
+    "Float32OverflowEdge": ("Overflow", "a reconstruction q * 2eb in (FLT_MAX, 2^128 - 2^103) rounds to FLT_MAX and is valid; from 2^128 - 2^103 on it rounds to infinity and is refused (docs/spec-decisions.md D-codec-overflow)."),
+    "WidthEdge": ("IntegerWidth", "codes and deltas at 2^k - 1, 2^k, 2^k + 1 (k = 8, 12, 13, 16, 23, 24, 30, 31, 32): rate bytes, 16-, 24- and 32-bit arithmetic."),
+    "HeaderEdge": ("InvalidStream", "a header field at its minimum or maximum (valid) or one beyond it (refused): block size 8, 4088, 4096 against 7, 9, 4095, 4097, 65535; eb the smallest subnormal and DBL_MAX/2 against the next double; version 3 and 255; flags 128 and 255."),
+    "HeaderWidth": ("IntegerWidth", "a count read with the wrong width or signedness: n with bit 32 or bit 63 set (a 32-bit or signed read sees a plausible n), rate bytes 128 and 255 (a signed byte reads them as negative)."),
+    "EmptyChecked": ("EarlyExit", "n = 0 with another defect (CRC, trailing byte, eb, block size, flags, version): an empty stream is checked like any other, never returned early."),
 }
 
 
@@ -633,7 +643,30 @@ def _codec_cases() -> list[tuple[str, list[float], float, list[str]]]:
         ("negative zero and subnormals", [-0.0, 1e-45, -1e-45, 1.1754942e-38, 0.0], 1e-3, ["SpecialValues"]),
         ("eb = 1e300 (every code 0)", [1.0, -3.0], 1e300, ["RoundTrip"]),
         ("eb = 8e307 (2eb finite)", [1.0], 8e307, ["RoundTrip"]),
-    ]
+    ] + _codec_edge_cases()
+
+
+def _codec_edge_cases() -> list[tuple[str, list[float], float, list[str]]]:
+    """Inputs at the boundaries of SPEC §9's sentences (issue 38 §1; :mod:`.codec_boundaries`)."""
+    out = [("-0.0 among codes 1 and 0 (deltas -0.0 in float arithmetic), eb = 0.5", [-0.0, 1.0, 0.0, -0.0, 1.0, -0.0], 0.5,
+            ["NegativeZeroDelta"])]
+    for x in (3.0, 7.0, 1.5):
+        eb = cb.below_half_eb(x)
+        assert eb is not None and v1_quantize(x, eb) == 0
+        out.append((f"x = {x}, eb = {eb!r}: quotient 0.5 - 2^-54, q = 0", [x, -x, 2 * x], eb, ["BelowHalf"]))
+    for eb in (1e-5, 3e-4, 0.03, 0.7, 0.1, 1e-3):
+        traps = cb.reciprocal_traps(eb, limit=4)
+        if traps:
+            out.append((f"{len(traps)} values whose code differs under x * (1/(2eb)), eb = {eb!r}", traps, eb, ["ReciprocalTrap"]))
+    ok, _ = cb.range_edge_eb()
+    out.append((f"x = 2^31, eb = {ok!r}: quotient 2^31 - 0.75, q = 2^31 - 1 (the largest code)", [2.0**31, -(2.0**31)], ok,
+                ["RangeOnCode", "LargeQuotient"]))
+    fine, _ = cb.overflow_edge_eb()
+    out.append((f"x = FLT_MAX, eb = {fine!r}: q * 2eb just below 2^128 - 2^103 rounds to FLT_MAX", [cb.FLT_MAX, -cb.FLT_MAX, 0.0],
+                fine, ["Float32OverflowEdge"]))
+    out.append(("codes and deltas at 2^k - 1, 2^k, 2^k + 1 (eb = 0.5, x = q)", [float(v) for v in cb.width_codes()], 0.5,
+                ["WidthEdge", "LargeQuotient"]))
+    return out
 
 
 def build_codec_bound() -> _File:
@@ -641,8 +674,9 @@ def build_codec_bound() -> _File:
               {"tolerance": "|x - y| <= eb + ulp32(max(|x|, |y|)) + 2^-50 * (|x| + eb), in float64, where "
                             "ulp32(v) is the spacing of float32 at |v| (numpy.spacing); y = decode(encode(x, eb))"})
     for comment, x, eb, flags in _codec_cases():
-        f.add(comment=comment, flags=flags, spec="s9-bound", result="valid", op="codec_roundtrip",
-              input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)}, expected={"n": len(x)})
+        open_ = bool({"Float32OverflowEdge", "RangeOnCode"} & set(flags))  # SPEC §9.4: any format MAY refuse these
+        f.add(comment=comment, flags=flags, spec="s9-bound", result="acceptable" if open_ else "valid", op="codec_roundtrip",
+              input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)}, expected={"n": len(x)}, may_reject=open_)
     for comment, x, eb, flags in (("x = 2^31 at eb = 0.5 (code beyond int32)", [2147483648.0], 0.5, ["QuotientBeyondInt32"]),
                                   ("x = 1 at eb = 5e-324 (a subnormal bound)", [1.0], 5e-324, ["QuotientBeyondInt32"]),
                                   ("x = 3e38 at eb = 1e38 (reconstruction 4e38)", [3e38], 1e38, ["Float32Overflow"])):
@@ -674,12 +708,27 @@ def build_codec_v1() -> _File:
               input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)}, expected={"data": encode_bytes(data)})
         f.add(comment=f"decode: {comment}", flags=flags, spec="s9-codec", result="valid", op="codec_decode",
               input={"data": encode_bytes(data)}, expected={"x": encode_array(_f32(v1_decode_values(x32, eb)))})
+    ext = cb.extreme_code_eb()
+    for comment, x, eb, flags in ((f"q = 0, ±(2^31 - 1) at eb = {ext!r}: deltas 2^31 - 1, -(2^32 - 2), 2^32 - 2 (rate 32)",
+                                   [0.0, 1.0, -1.0, 0.0, -1.0, 1.0], ext, ["WidthEdge", "LargeQuotient"]),):
+        x32 = _f32(x).tolist()
+        data = v1_encode(x32, eb)
+        f.add(comment=comment, flags=["GoldenBytes", *flags], spec="s9-codec", result="valid", op="codec_encode",
+              input={"x": encode_array(_f32(x)), "eb": encode_scalar(eb)}, expected={"data": encode_bytes(data)})
+        f.add(comment=f"decode: {comment}", flags=flags, spec="s9-codec", result="valid", op="codec_decode",
+              input={"data": encode_bytes(data)}, expected={"x": encode_array(_f32(v1_decode_values(x32, eb)))})
     x70 = np.linspace(-1, 1, 70, dtype=np.float32).tolist()
     for block in (8, 64, 4096):
         data = v1_encode(x70, 1e-3, block)
         f.add(comment=f"block size {block}, 70 values", flags=["BlockSize"], spec="s9-codec", result="valid", op="codec_decode",
               input={"data": encode_bytes(data)}, expected={"x": encode_array(_f32(v1_decode_values(x70, 1e-3)))})
+    _, refused_range = cb.range_edge_eb()
+    _, refused_overflow = cb.overflow_edge_eb()
     for comment, x, eb, flag in (("x = 2^31 at eb = 0.5 (code beyond 2^31 - 1)", [2147483648.0], 0.5, "QuotientBeyondInt32"),
+                                 (f"x = 2^31 at eb = {refused_range!r}: quotient 2^31 - 0.5 rounds up to q = 2^31", [2.0**31],
+                                  refused_range, "RangeOnCode"),
+                                 (f"x = FLT_MAX at eb = {refused_overflow!r}: q * 2eb = 2^128 - 2^103 rounds to infinity",
+                                  [cb.FLT_MAX], refused_overflow, "Float32OverflowEdge"),
                                  ("x = 3e38 at eb = 1e38 (reconstruction overflows float32)", [3e38], 1e38, "Float32Overflow"),
                                  ("eb = 1e308 (2eb overflows float64)", [1.0], 1e308, "HugeBound")):
         f.add(comment=f"encode refuses: {comment}", flags=[flag], spec="s9-codec", result="invalid", op="codec_encode",
@@ -730,9 +779,75 @@ def build_codec_v1() -> _File:
     # a reconstruction beyond float32: q = 2 at eb = 1e38
     bad.append(("q = 2 at eb = 1e38: the reconstruction 4e38 overflows float32", ["BadPayload"],
                 v1_stream(1, 1e38, 8, bytes([2]), _bits([0] * 8) + _bits([0] * 8) + _bits([1] + [0] * 7))))
+    bad += _v1_edge_streams(good, rates, payload)
     for comment, flags, data in bad:
         f.add(comment=comment, flags=flags, spec="s9-codec", result="invalid", op="codec_decode", input={"data": encode_bytes(data)})
+    for comment, flags, data, values in _v1_edge_valid():
+        f.add(comment=comment, flags=flags, spec="s9-codec", result="valid", op="codec_decode", input={"data": encode_bytes(data)},
+              expected={"x": encode_array(_f32(values))})
     return f
+
+
+def _v1_edge_streams(good: bytes, rates: bytes, payload: bytes) -> list[tuple[str, list[str], bytes]]:
+    """Refused version-1 streams at the header's edges: each one field one beyond its range (CRC recomputed)."""
+    out: list[tuple[str, list[str], bytes]] = []
+    for block in (7, 9, 4095, 4097, 65535):
+        out.append((f"block size {block}", ["HeaderEdge"], v1_stream(40, 0.5, block, rates, payload)))
+    out.append(("eb = the double above DBL_MAX/2 (2eb overflows)", ["HeaderEdge"],
+                v1_stream(40, float(np.nextafter(np.finfo(np.float64).max / 2, np.inf)), 32, rates, payload)))
+    for version in (3, 255):
+        out.append((f"version {version}", ["HeaderEdge"], v1_stream(40, 0.5, 32, rates, payload, version=version)))
+    for flags in (128, 255):
+        out.append((f"flags {flags}", ["HeaderEdge"], v1_stream(40, 0.5, 32, rates, payload, flags=flags)))
+    for extra, what in ((2**32, "bit 32"), (2**63, "bit 63")):
+        out.append((f"n = 40 with {what} set (a 32-bit or signed read sees 40 or a negative count)", ["HeaderWidth"],
+                    v1_stream(40 + extra, 0.5, 32, rates, payload)))
+    out.append(("n = 2^64 - 1", ["HeaderWidth"], v1_stream(2**64 - 1, 0.5, 32, rates, payload)))
+    for r in (128, 255):
+        out.append((f"rate byte {r} (negative as a signed byte)", ["HeaderWidth", "BadRate"],
+                    v1_stream(8, 0.5, 8, bytes([r]), b"\x00" * 8)))
+        out.append((f"rate byte {r} and no payload (a signed reader sees an empty block)", ["HeaderWidth", "BadRate"],
+                    v1_stream(8, 0.5, 8, bytes([r]), b"")))
+    empty = v1_stream(0, 1e-3, 32, b"", b"")
+    out += [
+        ("n = 0 with the CRC-32 off by one", ["EmptyChecked", "CrcMismatch"], empty[:24] + struct.pack("<I", (zlib_crc(empty[:24]) + 1) % 2**32)),
+        ("n = 0 with one trailing byte", ["EmptyChecked", "TrailingBytes"], v1_stream(0, 1e-3, 32, b"", b"\x00")),
+        ("n = 0 with eb = 0", ["EmptyChecked", "BadHeader"], v1_stream(0, 0.0, 32, b"", b"")),
+        ("n = 0 with block size 12", ["EmptyChecked", "BadHeader"], v1_stream(0, 1e-3, 12, b"", b"")),
+        ("n = 0 with flags 1", ["EmptyChecked", "BadHeader"], v1_stream(0, 1e-3, 32, b"", b"", flags=1)),
+        ("n = 0 with version 3", ["EmptyChecked", "BadHeader"], v1_stream(0, 1e-3, 32, b"", b"", version=3)),
+        ("n = 0 with magic LSZQ", ["EmptyChecked", "BadHeader"], v1_stream(0, 1e-3, 32, b"", b"", magic=b"LSZQ")),
+    ]
+    q = [1]
+    r2, p2 = v1_blocks(q, 8)
+    _, bad_eb = cb.overflow_edge_eb()
+    out.append(("q = 1 at eb = (2^128 - 2^103)/2: the reconstruction rounds to infinity", ["Float32OverflowEdge", "BadPayload"],
+                v1_stream(1, bad_eb, 8, r2, p2)))
+    return out
+
+
+def _v1_edge_valid() -> list[tuple[str, list[str], bytes, list[float]]]:
+    """Valid version-1 streams at the header's edges, with the values they decode to."""
+    x40 = [2.5, -0.5] + [1.0] * 30 + [-1.5, -1.0] + [0.25] * 6
+    q = [v1_quantize(v, 0.5) for v in x40]
+    out = []
+    for block in (8, 4088):
+        rates, payload = v1_blocks(q, block)
+        out.append((f"block size {block}, the worked example's codes", ["HeaderEdge", "BlockSize"],
+                    v1_stream(40, 0.5, block, rates, payload), v1_decode_values(x40, 0.5)))
+    tiny = 5e-324
+    rates, payload = v1_blocks(q, 32)
+    out.append(("eb = 5e-324 (the smallest subnormal): codes reconstruct to +0.0 and -0.0", ["HeaderEdge", "SpecialValues"],
+                v1_stream(40, tiny, 32, rates, payload),
+                [struct.unpack("<f", struct.pack("<f", k * (2.0 * tiny)))[0] for k in q]))
+    top = float(np.finfo(np.float64).max / 2)
+    out.append(("eb = DBL_MAX/2 (the largest with 2eb finite), all codes 0", ["HeaderEdge"],
+                v1_stream(40, top, 32, bytes(2), b""), [0.0] * 40))
+    fine, _ = cb.overflow_edge_eb()
+    r1, p1 = v1_blocks([1, -1], 8)
+    out.append(("q = 1, -1 at eb just below (2^128 - 2^103)/2: decodes to FLT_MAX, -FLT_MAX", ["Float32OverflowEdge"],
+                v1_stream(2, fine, 8, r1, p1), [cb.FLT_MAX, -cb.FLT_MAX]))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -749,6 +864,21 @@ CODEC_V2_NOTES = {
     "TrailingBytes": ("InvalidStream", "a byte after the bit stream (CRC recomputed)."),
     "BadHeader": ("InvalidStream", "an undefined flags bit, or a column count that does not divide n (CRC recomputed)."),
     "NonCanonical": ("InvalidStream", "classes, code lengths, row repeats, exceptions or padding the encoder never writes (CRC recomputed)."),
+    "ManyRepeats": ("Format", "far more values than body bits (rows repeated): valid; a decoder that needs one bit per value refuses it (docs/spec-decisions.md D-codec-capacity)."),
+    "EqualRowsBelow16": ("Format", "cols < 16: no row-repeat section, equal rows are written out and valid (D-codec-equal-rows)."),
+    "LengthLimit": ("Format", "skewed (Fibonacci) counts: 16 symbols give a tree exactly 15 deep (no halving); 17 give 16, so the counts are halved until every length is at most 15 (SPEC §9.6)."),
+    "RepeatWidth": ("IntegerWidth", "R distinct rows at 2, 3, 4, 5, 8, 9, 16, 17, 257: each repeat index is bit_length(R - 1) bits, most significant first (D-codec-bit-order)."),
+    "ZigzagWidth": ("IntegerWidth", "codes with zigzag values at and above 2^31 (up to 2^32 - 2): unsigned 32-bit or wider arithmetic; a signed 32-bit shift decodes them wrong."),
+    "EscapeEdge": ("Format", "zigzag codes 4095 (the last direct symbol), 4096 (the first escape, bit length 13) up to bit length 32; the raw bits follow the code, most significant first."),
+    "Float32OverflowEdge": ("Overflow", "q * 2eb just below 2^128 - 2^103 decodes to FLT_MAX; at 2^128 - 2^103 the stream is refused (D-codec-overflow)."),
+    "BadCodeLengths": ("InvalidStream", "code lengths that are not the rule's: altered, over-subscribed, incomplete where the bit stream hits the gap, a table one symbol too long, a non-zero padding nibble."),
+    "BadRowMarks": ("InvalidStream", "row marks the encoder never writes: a repeat of a row not yet seen, more or fewer new rows than R, marks that run past their bits, non-zero mark padding, R above the rows or 0 with rows."),
+    "BadException": ("InvalidStream", "exceptions the encoder never writes (strict): indices out of order, repeated or >= n, a count above n, a value that is not finite, equals or lies within eb of its plain reconstruction, or has another code (D-codec-exceptions)."),
+    "BadPadding": ("InvalidStream", "non-zero padding bits after the last code."),
+    "CodeRange": ("IntegerWidth", "a decoded code beyond |q| <= 2^31 - 1 (zigzag 2^32 - 1): refused."),
+    "HeaderEdge": ("InvalidStream", "header fields at their edges: cols 1 and 65535 valid; cols 0, flags 2, 128, 255 refused."),
+    "HeaderWidth": ("IntegerWidth", "counts read with the wrong width or signedness: n, R or E with bit 32 set, a table size A with bit 15 set."),
+    "EmptyChecked": ("EarlyExit", "n = 0 with another defect (a class above 0, a table with symbols, a trailing byte, R = 1): refused, never returned early."),
 }
 
 
@@ -798,9 +928,7 @@ def build_codec_v2() -> _File:
         f.add(comment=comment, flags=flags, spec="s9-v2", result="valid", op="codec_decode",
               input={"data": encode_bytes(stream(x, eb, cols, strict))},
               expected={"x": encode_array(_f32(_v2_expected(x.tolist(), eb, strict)))})
-    rng = np.random.default_rng(27)
-    x = (0.05 * rng.normal(size=(5, 16))).astype(np.float32)
-    x[3] = x[1]
+    x = stream_input_of_good().reshape(5, 16)
     good = stream(x.reshape(-1), 1e-3, 16, True)
     body_at = 28 + 8 + 1  # header, distinct-row count (4 of 5 rows), 5 + 1 * 2 row bits in one byte
     classes = good[body_at : body_at + 16]
@@ -827,7 +955,191 @@ def build_codec_v2() -> _File:
     ]
     for comment, flags, data in bad:
         f.add(comment=comment, flags=flags, spec="s9-v2", result="invalid", op="codec_decode", input={"data": encode_bytes(data)})
+    _v2_edge_vectors(f, stream, good)
     return f
+
+
+def _v2_edge_valid() -> list[tuple[str, np.ndarray, float, int, bool, list[str]]]:
+    """Valid version-2 inputs at the edges of SPEC §9.6's sentences (issue 38 §1)."""
+    rng = np.random.default_rng(38)
+    rows = (0.05 * rng.normal(size=(3, 16))).astype(np.float32)
+    many = rows[[0, 1, 2] + [1] * 30 + [0, 2] * 6].reshape(-1)
+    r15 = (0.05 * rng.normal(size=(2, 15))).astype(np.float32)
+    out = [
+        ("45 rows of 16 from 3 distinct rows: 720 values in fewer body bits", many, 1e-3, 16, False, ["Decode", "ManyRepeats", "RowRepeats"]),
+        ("the same, strict", many, 1e-3, 16, True, ["Decode", "ManyRepeats", "RowRepeats", "Strict"]),
+        ("40 rows of 16 zeros: 640 values in 37 body bytes", np.zeros(640, dtype=np.float32), 1e-3, 16, False, ["Decode", "ManyRepeats", "RowRepeats"]),
+        ("cols = 15: equal rows written out (no row-repeat section)", r15[[0, 1, 0, 0]].reshape(-1), 1e-3, 15, False,
+         ["Decode", "EqualRowsBelow16"]),
+    ]
+    for m in (16, 17):
+        counts = cb.skewed_counts(m)
+        x = np.repeat(np.arange(m, dtype=np.float32), counts)
+        x = x[np.random.default_rng(m).permutation(x.size)]
+        out.append((f"{m} symbols with Fibonacci counts ({x.size} values, eb = 0.5)", x, 0.5, 1, False, ["Decode", "LengthLimit"]))
+    for r in (2, 3, 4, 5, 8, 9, 16, 17, 257):
+        base = np.zeros((r, 16), dtype=np.float32)
+        base[:, 0] = np.arange(r, dtype=np.float32)
+        base[:, 5] = -(np.arange(r, dtype=np.float32) % 3)
+        x = base[list(range(r)) + [r - 1, 0, r // 2, r - 1, 1]].reshape(-1)
+        out.append((f"R = {r} distinct rows of 16 and 5 repeats (index width {(r - 1).bit_length()})", x, 0.5, 16, False,
+                    ["Decode", "RowRepeats", "RepeatWidth"]))
+    out.append(("codes at 2^k - 1, 2^k, 2^k + 1 (zigzag up to 2^32 - 512), eb = 0.5", _f32([float(v) for v in cb.width_codes()]),
+                0.5, 1, False, ["Decode", "ZigzagWidth", "EscapeEdge"]))
+    ext = cb.extreme_code_eb()
+    out.append((f"x = 1, -1, 0.5 at eb = {ext!r}: q = 2^31 - 1, -(2^31 - 1) (zigzag 2^32 - 2, 2^32 - 3)",
+                _f32([1.0, -1.0, 0.5, -0.5]), ext, 1, False, ["Decode", "ZigzagWidth", "EscapeEdge"]))
+    out.append(("codes 2047, 2048, -2048, 4095, -4096, 4096, -4097 (zigzag 4094 to 8193: the escape threshold)",
+                _f32([2047, 2048, -2048, 4095, -4096, 4096, -4097, 0]), 0.5, 2, False, ["Decode", "EscapeEdge"]))
+    fine, _ = cb.overflow_edge_eb()
+    out.append((f"x = FLT_MAX, -FLT_MAX at eb = {fine!r}: q * 2eb just below 2^128 - 2^103", _f32([cb.FLT_MAX, -cb.FLT_MAX]),
+                fine, 1, False, ["Decode", "Float32OverflowEdge"]))
+    out.append(("n = 0, one column, plain", _f32([]), 1e-3, 1, False, ["Empty", "HeaderEdge"]))
+    return out
+
+
+def _flat_lengths(counts: list[int]) -> list[int]:
+    """A complete prefix code of the used symbols with lengths as equal as possible (not Huffman's)."""
+    used = [s for s, c in enumerate(counts) if c]
+    out = [0] * len(counts)
+    if len(used) == 1:
+        out[used[0]] = 1
+        return out
+    d = (len(used) - 1).bit_length()
+    short = 2**d - len(used)  # symbols of length d - 1, the rest d: Kraft sum exactly 1
+    for k, s in enumerate(used):
+        out[s] = d - 1 if k < short else d
+    return out
+
+
+def _with_lengths(rule: Callable[[list[int]], list[int]], make: Callable[[], bytes]) -> bytes:
+    """A stream written with another code-length rule (a forgery of one part, everything else the encoder's)."""
+    from ... import codec_v2 as v2
+
+    keep = v2.huffman_lengths
+    try:
+        v2.huffman_lengths = rule  # type: ignore[assignment]
+        return make()
+    finally:
+        v2.huffman_lengths = keep  # type: ignore[assignment]
+
+
+def stream_input_of_good() -> np.ndarray:
+    """The 5 rows of 16 (row 3 = row 1) of :func:`build_codec_v2`'s refused streams."""
+    rng = np.random.default_rng(27)
+    x = (0.05 * rng.normal(size=(5, 16))).astype(np.float32)
+    x[3] = x[1]
+    return x.reshape(-1)
+
+
+def _v2_edge_vectors(f: _File, stream: Callable[[np.ndarray, float, int, bool], bytes], good: bytes) -> None:
+    """The valid edges above, then refused streams, one defect each (CRC recomputed), for every item of
+    docs/codec.md's refusal list ("Canonical and refused")."""
+    for comment, x, eb, cols, strict, flags in _v2_edge_valid():
+        f.add(comment=comment, flags=flags, spec="s9-v2", result="valid", op="codec_decode",
+              input={"data": encode_bytes(stream(x, eb, cols, strict))},
+              expected={"x": encode_array(_f32(_v2_expected(x.tolist(), eb, strict)))})
+    bad: list[tuple[str, list[str], bytes]] = []
+    lay = cb.v2_layout(good)  # 5 rows of 16, row 3 repeats row 1, strict
+    u64 = lambda v: struct.pack("<Q", v)  # noqa: E731
+    # header
+    for flags in (2, 128, 255):
+        bad.append((f"flags {flags}", ["HeaderEdge", "BadHeader"], cb.splice(good, 5, 6, bytes([flags]))))
+    bad.append(("n with bit 32 set", ["HeaderWidth"], cb.splice(good, 8, 16, u64(lay.n + 2**32))))
+    bad.append(("R with bit 32 set", ["HeaderWidth", "BadRowMarks"], cb.splice(good, 28, 36, u64(lay.distinct + 2**32))))
+    bad.append(("R = 0 with 5 rows", ["BadRowMarks"], cb.splice(good, 28, 36, u64(0))))
+    # row marks: 1 1 1 0 01 1 and one padding bit (row 3 repeats distinct row 1); index 3 is a row not yet seen
+    m0 = lay.marks[0]
+    assert good[m0] == 0b11100110, "the marks of the 5-row stream"
+    bad.append(("a repeat of distinct row 3, only 3 seen", ["BadRowMarks"], cb.splice(good, m0, m0 + 1, bytes([0b11101110]))))
+    bad.append(("non-zero row-mark padding", ["BadRowMarks"], cb.splice(good, m0, m0 + 1, bytes([good[m0] | 1]))))
+    eight = stream(np.arange(128, dtype=np.float32) * np.float32(0.01), 1e-3, 16, False)
+    bad.append(("8 distinct rows whose marks claim repeats past their 8 bits", ["BadRowMarks"], cb.splice(eight, 36, 37, b"\x80")))
+    # code lengths
+    g, at, a = lay.tables[0]
+    nib = [v for byte in good[at + 2 : at + 2 + (a + 1) // 2] for v in (byte >> 4, byte & 15)][:a]
+
+    def table(lengths: list[int]) -> bytes:
+        x = lengths + [0] * (len(lengths) % 2)
+        return struct.pack("<H", len(lengths)) + bytes((x[k] << 4) | x[k + 1] for k in range(0, len(x), 2))
+
+    end = at + 2 + (a + 1) // 2
+    used = [k for k, v in enumerate(nib) if v]
+    x5 = stream_input_of_good()
+    flat = _with_lengths(_flat_lengths, lambda: stream(x5, 1e-3, 16, True))
+    assert flat != good, "the flat lengths must differ from the rule's in some class"
+    bad.append(("flat code lengths (a complete prefix code of the same symbols, not the rule's)", ["BadCodeLengths", "NonCanonical"],
+                flat))
+    over = list(nib)
+    zero = next((k for k, v in enumerate(nib) if not v), None)
+    over = over + [1] if zero is None else over[:zero] + [1] + over[zero + 1 :]
+    bad.append(("an unused symbol given length 1 (over-subscribed)", ["BadCodeLengths"], cb.splice(good, at, end, table(over))))
+    longer = list(nib)
+    longest = max(used, key=lambda k: (nib[k], k))
+    longer[longest] += 1
+    bad.append(("the longest code one bit longer (incomplete code)", ["BadCodeLengths"], cb.splice(good, at, end, table(longer))))
+    bad.append(("a table one symbol too long (A = largest used + 2)", ["BadCodeLengths"], cb.splice(good, at, end, table(nib + [0]))))
+    odd = next(((g2, at2, a2) for g2, at2, a2 in lay.tables if a2 % 2), None)
+    if odd is not None:
+        last = odd[1] + 2 + (odd[2] + 1) // 2 - 1
+        bad.append(("a non-zero padding nibble after an odd table", ["BadCodeLengths", "BadPadding"],
+                    cb.splice(good, last, last + 1, bytes([good[last] | 1]))))
+    bad.append(("a table size with bit 15 set", ["HeaderWidth", "BadCodeLengths"], cb.splice(good, at, at + 2, struct.pack("<H", a + 0x8000))))
+    # exceptions: 40 values near 1000 at eb = 1e-4, strict
+    large = (np.float32(1000.0) + np.arange(40, dtype=np.float32) * np.float32(2.0**-13)).astype(np.float32)
+    ex = stream(large, 1e-4, 1, True)
+    el = cb.v2_layout(ex)
+    e_at, ne = el.exceptions
+    assert ne >= 2
+    idx = [struct.unpack_from("<Q", ex, e_at + 8 + 8 * k)[0] for k in range(ne)]
+    val_at = e_at + 8 + 8 * ne
+    vals = [ex[val_at + 4 * k : val_at + 4 * k + 4] for k in range(ne)]
+    swapped = b"".join(u64(v) for v in [idx[1], idx[0]] + idx[2:]) + b"".join([vals[1], vals[0]] + vals[2:])
+    bad.append(("two exceptions (index and value) out of order", ["BadException"], cb.splice(ex, e_at + 8, val_at + 4 * ne, swapped)))
+    bad.append(("an exception index repeated", ["BadException"], cb.splice(ex, e_at + 16, e_at + 24, u64(idx[0]))))
+    bad.append(("an exception index = n", ["BadException"], cb.splice(ex, e_at + 8 + 8 * (ne - 1), val_at, u64(40))))
+    bad.append(("the exception count with bit 32 set", ["BadException", "HeaderWidth"], cb.splice(ex, e_at, e_at + 8, u64(ne + 2**32))))
+    bad.append(("the exception count above n", ["BadException"], cb.splice(ex, e_at, e_at + 8, u64(41))))
+    k0 = idx[0]
+    q0 = v1_quantize(float(large[k0]), 1e-4)
+    rec = struct.unpack("<f", struct.pack("<f", q0 * 2e-4))[0]
+    near = float(np.nextafter(np.float32(rec), np.float32(np.inf)))
+    other = float(np.float32(rec + 3e-4))
+    for what, v in (("NaN", float("nan")), ("+inf", float("inf")), ("equal to its plain reconstruction", rec),
+                    ("one float32 ulp from its plain reconstruction (within eb)", near),
+                    ("of another code (beyond eb, quantized to q + 1 or more)", other)):
+        bad.append((f"exception value {what}", ["BadException"], cb.splice(ex, val_at, val_at + 4, struct.pack("<f", v))))
+    # padding after the last code
+    pad = next(s for s in (stream(_f32([0.0, 0.1, 0.2]), 1e-3, 1, False), good, ex) if cb.v2_layout(s).bits < len(s))
+    bad.append(("a non-zero padding bit after the last code", ["BadPadding"], cb.splice(pad, len(pad) - 1, len(pad), bytes([pad[-1] | 1]))))
+    # a code beyond 2^31 - 1: q = -2^31 (zigzag 2^32 - 1, escape of bit length 32) written by the body encoder
+    from ... import codec_v2 as v2
+
+    beyond = np.array([-(2**31), 0], dtype=np.int64)
+    body = v2.encode_body(beyond, _f32([0.0, 0.0]), 0.5, 1, False)
+    bad.append(("q = -2^31 (zigzag 2^32 - 1): a code beyond 2^31 - 1", ["CodeRange", "ZigzagWidth"],
+                cb.restamp(MAGIC + struct.pack("<BBHQd", 2, 0, 1, 2, 0.5) + b"\0\0\0\0" + body)))
+    # float32 overflow: q = 1 with eb = (2^128 - 2^103)/2 in the header
+    fine, over_eb = cb.overflow_edge_eb()
+    big = stream(_f32([cb.FLT_MAX]), fine, 1, False)
+    bad.append(("q = 1 at eb = (2^128 - 2^103)/2: the reconstruction rounds to infinity", ["Float32OverflowEdge"],
+                cb.splice(big, 16, 24, struct.pack("<d", over_eb))))
+    # empty streams checked like any other
+    empty = stream(_f32([]), 1e-3, 16, True)  # R = 0, 16 classes, table A = 0, E = 0
+    el = cb.v2_layout(empty)
+    bad += [
+        ("n = 0 with cols = 0", ["EmptyChecked", "HeaderEdge"], cb.splice(empty, 6, 8, struct.pack("<H", 0))),
+        ("n = 0 with a column class of 1 (and its empty table)", ["EmptyChecked", "NonCanonical"],
+         cb.splice(empty, el.classes[1] - 1, el.tables[0][1] + 2, b"\x01" + struct.pack("<H", 0) * 2)),
+        ("n = 0 with a table of one symbol", ["EmptyChecked", "BadCodeLengths"],
+         cb.splice(empty, el.tables[0][1], el.tables[0][1] + 2, struct.pack("<H", 1) + b"\x10")),
+        ("n = 0 with R = 1", ["EmptyChecked", "BadRowMarks"], cb.splice(empty, 28, 36, u64(1))),
+        ("n = 0 with one trailing byte", ["EmptyChecked", "TrailingBytes"], cb.restamp(empty + b"\x00")),
+        ("n = 0 with the CRC-32 off by one", ["EmptyChecked", "CrcMismatch"],
+         empty[:24] + struct.pack("<I", (zlib_crc(empty[:24] + empty[28:]) + 1) % 2**32) + empty[28:]),
+    ]
+    for comment, flags, data in bad:
+        f.add(comment=comment, flags=flags, spec="s9-v2", result="invalid", op="codec_decode", input={"data": encode_bytes(data)})
 
 
 # ------------------------------------------------------------------------------------------------

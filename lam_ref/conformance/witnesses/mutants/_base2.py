@@ -325,6 +325,10 @@ class Base2(Base):
     def unpack(self, data: bytes, count: int) -> np.ndarray:
         return np.unpackbits(np.frombuffer(data, dtype=np.uint8))[:count].astype(np.int64)
 
+    def read_rates(self, raw: bytes) -> list[int]:
+        """The rate bytes, unsigned (docs/codec.md: one uint8 per block)."""
+        return list(raw)
+
     def header(self, n: int, eb: float, bs: int) -> bytes:
         return struct.pack("<4sBBHQd", _MAGIC, 1, 0, bs, n, eb)
 
@@ -388,7 +392,7 @@ class Base2(Base):
         nb = self.n_blocks(n, bs)
         if nb > len(data) - 28:
             raise LamValueError(f"data is truncated: {nb} rate bytes needed")
-        rates = list(data[28 : 28 + nb])
+        rates = self.read_rates(data[28 : 28 + nb])
         if any(r > 32 for r in rates):
             raise LamValueError(f"data has a rate above 32: {max(rates)}")
         w = bs // 8
