@@ -19,8 +19,8 @@ from ..text.residuals import (  # noqa: F401  (re-exported, their former home)
 )
 from ._common import L0_STUB_RULES, config_line, printable, reuse_line, write_json  # noqa: F401  (L0_STUB_RULES: re-exported)
 
-TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
-                "deletion"]
+TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "file", "L1", "L0", "δ̂", "trunc",
+                "L2", "deletion"]
 
 #: What each column of the compact table means (``lam-ref compact --help`` and the docs show it).
 TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of them):
@@ -31,7 +31,11 @@ TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of 
   kept        windows L1 retained (the others became L1 stubs naming their representative)
   tokens      cl100k tokens of the original observations
   gross       removal with stub lines not counted: 1 - residual/original
-  net         removal with stub lines counted (what a model reads)
+  net         removal with stub lines counted (what a model reads); "(grew)": the residual is
+              longer than the input (spec §7.4)
+  file        removal measured on the native residual as written (--residual-format native): cl100k
+              tokens of the whole residual file against the input file, every copy of every
+              observation and the JSON around them counted (spec §8.3); — without a native residual
   L1, L0      net removal of each layer run alone on the originals
   δ̂           largest merge distance (0 if nothing merged); always <= δ = sqrt(2 - 2t)
   trunc       windows longer than the encoder's input limit / all windows (tokens it did not see)
@@ -65,7 +69,8 @@ def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> l
         s["kept_chunks"],
         s["tokens_original"],
         pct(s["removal_gross"]),
-        pct(s["removal_net"]),
+        pct(s["removal_net"]) + (" (grew)" if s["removal_net"] is not None and s["removal_net"] < 0 else ""),
+        pct((s.get("as_written") or {}).get("removal_tokens")),
         pct(s.get("l1_removal")),
         pct(s.get("l0_removal")),
         f"{s['delta_hat']:.4f}",
