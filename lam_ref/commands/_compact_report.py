@@ -95,9 +95,13 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     labels = display_ids([printable(s["id"]) for s in summaries])  # D17: no control bytes or surrogates
     rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
     print(table(rows, TABLE_HEADER), file=out)
+    grew = [s["id"] for s in summaries if s["removal_net"] is not None and s["removal_net"] < 0]
+    if grew:  # SPEC §8.1: never longer than the input, or said loudly
+        print(f"note: {len(grew)} trajectory residual(s) longer than the input (net < 0, marked (grew)): "
+              f"{', '.join(printable(str(g)) for g in grew[:5])}{' ...' if len(grew) > 5 else ''}", file=out)
     print(
         f"encoder {encoder.get('name')} (D={encoder.get('dim')}{_backend_note(encoder)}), threshold t={config.threshold} (δ={config.delta:.4f}), "
-        f"layers {total['layers']}, L0 stubs {l0_stubs}, {_windows(config, total)}; "
+        f"layers {total['layers']}, stubs {l0_stubs} (L1 and L0), {_windows(config, total)}; "
         f"removal net {pct(total['removal_net'])}, "
         f"gross {pct(total['removal_gross'])}, stub cost {pct(total.get('stub_cost'))}; "
         f"map digest {total['map_digest']}",
