@@ -161,14 +161,18 @@ def run_toy(args: argparse.Namespace) -> int:
 
 def run_thm3(args: argparse.Namespace) -> int:
     from ..cct.theorems import thm3_gen_budget, thm3_select_budget
+    from ._common import RunProgress
 
     _validate_common(args)
     rows, out = [], []
+    progress = RunProgress(len(args.n) * len(args.eps), desc="cct thm3", unit="budget")  # issue 35 §5
     for n in args.n:
         for e in args.eps:
             g, s = thm3_gen_budget(n, e), thm3_select_budget(n, e)
             rows.append([n, e, g, s, f"{s / g:.3g}" if g else "-"])
             out.append({"n": n, "eps": e, "gen_bits": g, "select_bits": s})
+            progress.advance(1)
+    progress.close()
     if args.json != "-":
         print(table(rows, ["n", "eps", "GEN bits", "SELECT bits", "ratio"]))
     if args.json:

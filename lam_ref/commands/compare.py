@@ -330,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
     encoded: list[Encoded | None] = []
     encode_s = 0.0
     reuse = EncodingCache(enabled=plan.config.reuse)  # one per run (SPEC §4.4)
-    progress = RunProgress(len(trajs), enabled=not args.no_progress, desc="compare")
+    progress = RunProgress(len(trajs), enabled=not args.no_progress, desc="compare", unit="trajectory")
 
     def advancing(items: list[Trajectory]):
         for item in items:
