@@ -472,6 +472,8 @@ class RunProgress:
 
     def note(self, windows: int = 0, trajectories: int = 0) -> None:
         """Windows and trajectories done inside a file that is not finished yet (LoCoMo holds several)."""
+        import time
+
         self.windows += windows
         self.trajectories += trajectories
         self._sub_done += trajectories
@@ -480,6 +482,8 @@ class RunProgress:
             within = (f", {self._sub_done}/{self._sub_total} in this file"
                       if 1 < self._sub_total and self._sub_done < self._sub_total else "")
             self._bar.set_postfix_str(self._counts() + within, refresh=False)
+        elif self._plain and trajectories and time.monotonic() - self._last >= self.PLAIN_INTERVAL_S:
+            self._line()
 
     def encoding(self, windows: int) -> None:
         """``windows`` more windows through the encoder (called per batch, :meth:`Encoder.encode`'s

@@ -160,10 +160,14 @@ def run_toy(args: argparse.Namespace) -> int:
 
 
 def run_thm3(args: argparse.Namespace) -> int:
-    from ..cct.theorems import thm3_gen_budget, thm3_select_budget
+    from ..cct.theorems import thm3_gen_budget, thm3_item_bits, thm3_select_budget, validate_epsilon
     from ._common import RunProgress
 
     _validate_common(args)
+    for n in args.n:  # every argument checked before the bar starts: a bad one prints its one line only
+        thm3_item_bits(n)
+    for e in args.eps:
+        validate_epsilon(e)
     rows, out = [], []
     progress = RunProgress(len(args.n) * len(args.eps), desc="cct thm3", unit="budget")  # issue 35 §5
     for n in args.n:
