@@ -216,7 +216,7 @@ def require_backend(backend: Any) -> str:
             importlib.import_module(pkg)
         except ImportError:
             raise LamValueError(f"encoder backend {backend!r} needs the package {pkg!r}, which is not installed "
-                                f"(pip install 'lam_ref[{extra}]')") from None
+                                f"(lam_ref is not on PyPI: pip install -e '.[{extra}]' in its checkout)") from None
     return backend
 
 
