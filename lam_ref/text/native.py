@@ -45,7 +45,7 @@ from .._io import atomic_write_text
 from ..geometry import LamValueError
 from .records import OBSERVATION, Trajectory
 
-__all__ = ["NATIVE_FIGURES", "NativeText", "as_written", "checked_native", "json_value_spans", "native_records", "native_suffix", "parse_json_path",
+__all__ = ["NATIVE_FIGURES", "NativeText", "as_written", "checked_native", "figures", "json_value_spans", "native_records", "native_suffix", "parse_json_path",
            "render_native", "source_file", "write_native"]
 
 _TOKEN = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
@@ -512,8 +512,15 @@ def as_written(before: str, after: str) -> dict[str, Any]:
     tok = get_tokenizer()
     b0, b1 = len(before.encode("utf-8")), len(after.encode("utf-8"))
     t0, t1 = tok.count(before), tok.count(after)
-    return {"bytes_input": b0, "bytes_residual": b1, "tokens_input": t0, "tokens_residual": t1,
-            "removal_bytes": None if not b0 else 1.0 - b1 / b0, "removal_tokens": None if not t0 else 1.0 - t1 / t0}
+    return figures(b0, b1, t0, t1)
+
+
+def figures(bytes_input: int, bytes_residual: int, tokens_input: int, tokens_residual: int) -> dict[str, Any]:
+    """:data:`NATIVE_FIGURES` from the four counts (``1 - after/before``; ``None`` for an empty file)."""
+    return {"bytes_input": bytes_input, "bytes_residual": bytes_residual, "tokens_input": tokens_input,
+            "tokens_residual": tokens_residual,
+            "removal_bytes": None if not bytes_input else 1.0 - bytes_residual / bytes_input,
+            "removal_tokens": None if not tokens_input else 1.0 - tokens_residual / tokens_input}
 
 
 def _first_difference(got: Trajectory, want: Trajectory, texts: Sequence[str]) -> int | None:

@@ -31,6 +31,7 @@ from .native import (
     NATIVE_FIGURES,
     as_written,
     checked_native,
+    figures,
     native_records,
     native_suffix,
     source_file,
@@ -188,13 +189,7 @@ def as_written_total(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     got = [e for e in entries if e]
     if not got:
         return None
-    sums = {k: sum(int(e[k]) for e in got) for k in ("bytes_input", "bytes_residual", "tokens_input", "tokens_residual")}
-    return {**sums, "removal_bytes": _removal(sums["bytes_input"], sums["bytes_residual"]),
-            "removal_tokens": _removal(sums["tokens_input"], sums["tokens_residual"])}
-
-
-def _removal(before: int, after: int) -> float | None:
-    return None if before == 0 else 1.0 - after / before
+    return figures(*(sum(int(e[k]) for e in got) for k in NATIVE_FIGURES[:4]))
 
 
 def native_matches_input(written: Path, store: AuditStore) -> bool | None:
