@@ -184,3 +184,24 @@ def test_native_copies_on_the_shared_trajectories(tmp_path, capsys):
     for name, entry in report["residual_files"].items():
         restored = out / (name + ".original.native.traj")
         assert restored.read_bytes() == Path(entry["path"]).read_bytes(), f"{name}: not the input's bytes"
+
+
+def test_native_copy_keeps_the_template_around_a_short_output(tmp_path):
+    """Claim (SPEC §8.3): the residual replaces the observation where the agent's template put it,
+    even when the observation's text also occurs inside the template (an output ``OBS`` in the 1.x
+    copy ``OBSERVATION:\\nOBS``, 0.x's ``n`` in ``n\\n(Open file: n/a)``), and the file still restores."""
+    from lam_ref.text.loaders import load_file
+    from lam_ref.text.native import checked_native
+    from lam_ref.text.records import OBSERVATION
+
+    for version, short in (("1.x", "OBS"), ("0.x", "n")):
+        src = tmp_path / f"{version}.traj"
+        src.write_text(json.dumps(MAKE[version]([LONG, short, LONG]), indent=2))
+        traj = load_file(src)[0]
+        obs = [i for i, r in enumerate(traj.records) if r.role == OBSERVATION]
+        texts = [r.text for r in traj.records]
+        texts[obs[1]] = "[LAM:L1 9=3 d=0.0000]"
+        native = checked_native(traj, texts)
+        copy = json.loads(native.after)["history"][HISTORY_AT[version](1)]["content"]
+        assert copy == WRAP[version](texts[obs[1]]), f"{version}: the template is kept around the residual: {copy!r}"
+        assert native.identical and native.before == src.read_text(), f"{version}: restores byte for byte"

@@ -230,23 +230,42 @@ def _text_places(value: Any, keys: list[str | int]) -> list[tuple[list[str | int
     return out
 
 
-def _message_lists(data: Any) -> list[tuple[list[str | int], list[Any], dict[int, list[int]]]]:
-    """``history`` and every ``trajectory[k].messages``: ``(place, messages, slots per step)``."""
+Lists = list[tuple[list[str | int], list[Any], dict[int, list[int]], str | None]]
+
+
+def _message_lists(data: Any) -> Lists:
+    """``history`` and every ``trajectory[k].messages``: ``(place, messages, slots per step, lead)``,
+    where ``lead`` is the text the agent's template puts before an observation in that list
+    (``"OBSERVATION:\\n"``, ``""``), read off the step with the longest observation that its copy
+    holds once (``None``: none does)."""
     steps = data.get("trajectory") or []
     lists: list[tuple[list[str | int], Any]] = [(["history"], data.get("history"))]
     lists += [(["trajectory", k, "messages"], s.get("messages")) for k, s in enumerate(steps) if isinstance(s, dict)]
-    return [(base, msgs, _observation_slots(msgs, steps)) for base, msgs in lists if isinstance(msgs, list)]
+    out: Lists = []
+    for base, msgs in lists:
+        if not isinstance(msgs, list):
+            continue
+        slots = _observation_slots(msgs, steps)
+        lead, best = None, 0
+        for i, slot in slots.items():
+            obs = steps[i].get("observation") if isinstance(steps[i], dict) else None
+            if not isinstance(obs, str) or len(obs) <= best or len(slot) != 1 or not isinstance(msgs[slot[0]], dict):
+                continue
+            content = msgs[slot[0]].get("content")
+            if isinstance(content, str) and content.count(obs) == 1:
+                lead, best = content[: content.find(obs)], len(obs)
+        out.append((base, msgs, slots, lead))
+    return out
 
 
-def _swe_copies(lists: list[tuple[list[str | int], list[Any], dict[int, list[int]]]], step: int, text: str,
-                where: str) -> list[tuple[list[str | int], int]]:
+def _swe_copies(lists: Lists, step: int, text: str, where: str) -> list[tuple[list[str | int], int]]:
     """``(string place, offset of the observation in it)`` of every copy of step ``step``'s
     observation ``text``: in ``history`` (the agent's history, which must hold it: a copy there
     that does not is refused, the file's copies disagree; ``where`` names the record) and in every
     ``trajectory[k].messages`` (what the model was shown at step ``k``, after the agent's history
     processors: a copy they elided, ``Old environment output: (7 lines omitted)``, is left as it is)."""
     out = []
-    for base, messages, slots in lists:
+    for base, messages, slots, lead in lists:
         slot = slots.get(step)
         if not slot:
             continue  # this list does not hold the step's output (its last step, a 1.x prefix, a rejected edit)
@@ -254,7 +273,7 @@ def _swe_copies(lists: list[tuple[list[str | int], list[Any], dict[int, list[int
         for j in slot:
             for keys, s in _text_places(messages[j].get("content") if isinstance(messages[j], dict) else None,
                                         [*base, j, "content"]):
-                at = s.find(text)
+                at = _offset(s, text, lead)
                 if at >= 0:
                     found.append((keys, at))
         if not found and text and base == ["history"]:
@@ -263,6 +282,16 @@ def _swe_copies(lists: list[tuple[list[str | int], list[Any], dict[int, list[int
                                 "written for it (--residual-format jsonl still works)")
         out.extend(found)
     return out
+
+
+def _offset(copy: str, text: str, lead: str | None) -> int:
+    """Where ``text`` stands in ``copy`` (-1: nowhere): right after the list's template ``lead``
+    when it stands there, else its first occurrence. The backward rewrite locates the residual text
+    by the same rule (the lead is read off the file being rewritten); the round trip check refuses
+    a file where the two would differ."""
+    if lead is not None and copy.startswith(lead) and copy.startswith(text, len(lead)):
+        return len(lead)
+    return copy.find(text)
 
 
 def _path_text(keys: Sequence[str | int]) -> str:
