@@ -16,7 +16,8 @@ def pyplot(option: str = "--plot") -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise LamValueError(f"{option} needs matplotlib (pip install 'lam_ref[plots]')") from None
+        raise LamValueError(f"{option} needs matplotlib (lam_ref is not on PyPI: pip install -e '.[peers]' "
+                            "in its checkout)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

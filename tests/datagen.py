@@ -108,3 +108,65 @@ def outcome(report):
 def outcome_lines(text: str) -> list[str]:
     """A command's printed lines without the one that counts encoded and reused windows."""
     return [ln for ln in text.splitlines() if not ln.startswith("encoding: ")]
+
+
+#: The text SWE-agent 0.x puts after each observation in ``history`` (its ``next_step_template``).
+SWE0_PROMPT = "\n(Open file: n/a)\n(Current directory: /repo)\nbash-$"
+
+
+def swe_agent_0x_file(observations: Sequence[str], *, last_in_history: bool = False) -> dict:
+    """A SWE-agent 0.x ``.traj`` object as the agent writes it: ``trajectory`` steps and the
+    ``history`` sent to the model (system prompt, issue, then per step the assistant message and a
+    ``user`` message holding the observation inside the 0.x template, :data:`SWE0_PROMPT`; the last
+    step's output is not in ``history`` unless ``last_in_history``)."""
+    history: list[dict] = [{"role": "system", "content": "SETTING: you are an agent", "agent": "primary"},
+                           {"role": "user", "content": "ISSUE: fix it" + SWE0_PROMPT, "agent": "primary"}]
+    steps = []
+    for i, obs in enumerate(observations):
+        action = f"cmd {i}\n"
+        history.append({"role": "assistant", "content": f"look\n```\n{action}```", "thought": "look",
+                        "action": action, "agent": "primary"})
+        if i < len(observations) - 1 or last_in_history:
+            history.append({"role": "user", "content": obs + SWE0_PROMPT, "agent": "primary"})
+        steps.append({"action": action, "observation": obs, "response": f"look\n```\n{action}```",
+                      "state": "{\"open_file\": \"n/a\"}", "thought": "look"})
+    return {"environment": "swe_main", "trajectory": steps, "history": history,
+            "info": {"exit_status": "submitted", "submission": "diff"}}
+
+
+def swe_agent_1x_file(observations: Sequence[str]) -> dict:
+    """A SWE-agent 1.x ``.traj`` object: ``history`` with ``message_type`` and ``tool`` messages
+    holding ``OBSERVATION:\\n<observation>``, and in every step ``messages``, the history the model
+    was sent at that step (the outputs of the steps before it)."""
+    history: list[dict] = [
+        {"role": "system", "content": "SETTING: you are an agent", "agent": "main", "message_type": "system_prompt"},
+        {"role": "user", "content": "ISSUE: fix it", "agent": "main", "message_type": "observation"}]
+    steps = []
+    for i, obs in enumerate(observations):
+        action = f"cmd {i}"
+        steps.append({"action": action, "observation": obs, "response": "look", "thought": "look",
+                      "execution_time": 0.5, "state": {"open_file": "n/a"}, "messages": [dict(m) for m in history]})
+        history.append({"role": "assistant", "content": "look", "thought": "look", "action": action, "agent": "main",
+                        "tool_calls": [{"id": f"call_{i}", "type": "function",
+                                        "function": {"name": "bash", "arguments": json.dumps({"command": action})}}],
+                        "message_type": "action"})
+        history.append({"role": "tool", "content": "OBSERVATION:\n" + obs, "agent": "main",
+                        "message_type": "observation", "tool_call_ids": [f"call_{i}"]})
+    return {"trajectory": steps, "history": history, "info": {"exit_status": "submitted"},
+            "replay_config": None, "environment": "main"}
+
+
+def mini_swe_agent_file(observations: Sequence[str], *, cached_parts: int = 2) -> dict:
+    """A mini-swe-agent ``.traj.json`` object: ``messages`` (system, task, then per step the
+    assistant's command and the ``user`` message with ``<returncode>``/``<output>``); the last
+    ``cached_parts`` messages hold their content as one text part with ``cache_control``, as
+    mini-swe-agent writes them for Anthropic models."""
+    msgs: list[dict] = [{"role": "system", "content": "You are a helpful assistant."},
+                        {"role": "user", "content": "<pr_description>fix it</pr_description>"}]
+    for i, obs in enumerate(observations):
+        msgs.append({"role": "assistant", "content": f"THOUGHT: look\n\n```bash\ncmd {i}\n```"})
+        msgs.append({"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{obs}</output>"})
+    for m in msgs[len(msgs) - cached_parts:]:
+        m["content"] = [{"type": "text", "text": m["content"], "cache_control": {"type": "ephemeral"}}]
+    return {"info": {"exit_status": "Submitted", "submission": ""}, "messages": msgs,
+            "trajectory_format": "mini-swe-agent-1"}

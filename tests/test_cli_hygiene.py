@@ -362,15 +362,16 @@ def test_other_subcommands_refuse_unusable_input_with_one_line(command, argv, na
 
 
 def test_compare_shows_one_overall_bar_and_no_progress_turns_it_off(tmp_path, capsys):
-    """``lam-ref compare`` has the overall bar (files done of the total) and ``--no-progress``."""
+    """``lam-ref compare`` has the overall bar (trajectories done of the total: compare walks
+    trajectories, a LoCoMo file holds several; issue 35 §5) and ``--no-progress``."""
     d = tmp_path / "runs"
     for i in range(3):
         _write(d / f"t{i}.traj", swe_agent_traj(i, tail="\nextra"))
     rc, _, err = _run(capsys, "compare", str(d), "--methods", "masking")
     assert rc == 0, f"exit 0, got {rc}: {err!r}"
-    assert "compare: 3/3 files" in err, f"one overall bar that reaches 3/3 files: {err!r}"
+    assert "compare: 3/3 trajectories" in err, f"one overall bar that reaches 3/3 trajectories: {err!r}"
     rc, _, err = _run(capsys, "compare", str(d), "--methods", "masking", "--no-progress")
-    assert rc == 0 and "files" not in err, f"--no-progress shows no bar: {err!r}"
+    assert rc == 0 and "trajectories" not in err, f"--no-progress shows no bar: {err!r}"
 
 
 def test_the_bar_moves_during_one_files_encoding(tmp_path, monkeypatch, capsys):

@@ -268,7 +268,10 @@ def test_relaxed_evidence_reported(tmp_path, capsys):
     p = _jsonl(tmp_path / "runs" / "d.jsonl", [("cat cfg", obs1), ("cat cfg2", obs2)])
     gold = tmp_path / "gold.json"
     gold.write_text(json.dumps({"d": "+alpha beta gamma delta\n"}))
-    rc, rep, out, err = _sweep_json([str(p), "--gold", str(gold), "-t", "0.99"], tmp_path, capsys)
+    # the paper's stubs: obs 2 is shorter than its L1 stub, so the default net-positive rule would
+    # keep it verbatim (SPEC §8.1) and nothing would be lost
+    rc, rep, out, err = _sweep_json([str(p), "--gold", str(gold), "-t", "0.99", "--l0-stubs", "paper"], tmp_path,
+                                    capsys)
     assert rc == 0, err
     ev = rep["rows"][0]["evidence"]
     assert (ev["witnessed"], ev["kept"], ev["lost"]) == (1, 0, 1), f"exact: the line is lost: {ev}"

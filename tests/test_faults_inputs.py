@@ -289,13 +289,18 @@ def test_d19_a_failed_dask_task_is_one_line_without_a_traceback_object():
     assert "traceback object" not in task_error(Lost()) and "RuntimeError" in task_error(Lost()), task_error(Lost())
 
 
-def test_d7_a_native_write_that_cannot_encode_fails_that_file_only(tmp_path, capsys):
-    """D7: a lone surrogate in a key the loaders never read (``info`` of a ``.traj``) with
-    ``--residual-format native``: that file fails with one line after its work, the next file is
-    written, and no residual of the failed file is left without its audit store."""
-    t = {"trajectory": [{"observation": "hello world " * 20, "action": "ls"}], "info": {"k@S@": 1}}
-    (tmp_path / "a.traj").write_text(json.dumps(t).replace("@S@", "\\ud800"))
-    t["info"] = {}
+def test_d7_a_native_write_that_fails_fails_that_file_only(tmp_path, capsys):
+    """D7: a native residual that cannot be written (here: the file's ``history`` copy of an
+    observation disagrees with ``trajectory[i].observation``, SPEC §8.3; a lone surrogate escape in
+    ``info``, the case this test used before, is now kept byte for byte by the splicing writer)
+    with ``--residual-format native``: that file fails with one line after its work, the next file
+    is written, and no residual of the failed file is left without its audit store."""
+    from tests.datagen import swe_agent_0x_file
+
+    bad = swe_agent_0x_file(["hello world " * 20, "ls output", "done"])
+    bad["history"][3]["content"] = "another output"
+    (tmp_path / "a.traj").write_text(json.dumps(bad))
+    t = {"trajectory": [{"observation": "hello world " * 20, "action": "ls"}], "info": {}}
     (tmp_path / "b.traj").write_text(json.dumps(t))
     res = tmp_path / "res"
     rc, _, err = _run(capsys, "compact", str(tmp_path / "a.traj"), str(tmp_path / "b.traj"), "--encoder", "hash",

@@ -94,8 +94,13 @@ def thm3_select_budget(n: int, eps: Any = 0) -> int:
     """Least SELECT budget (bits) at worst-case error ``<= ε`` (``n·log2 n`` at ``ε = 0``)."""
     k = thm3_item_bits(n)
     need = (1 - validate_epsilon(eps)) * (1 << n)
-    j = next(j for j in range(n + 1) if subsets_up_to(n, j) >= need)
-    return k * j
+    total, c = 0, 1  # A(j) summed as j grows, C(n, j) updated in place: O(n) big-integer steps, not O(n²)
+    for j in range(n + 1):
+        total += c
+        if total >= need:
+            return k * j
+        c = c * (n - j) // (j + 1)
+    return k * n  # unreachable: A(n) = 2^n >= need
 
 
 def count_gen_budget(n: int) -> int:

@@ -14,8 +14,8 @@ from ..geometry import LamValueError
 from ..tables import display_ids, pct, printable, short_id, table
 from ._lines import config_line, reuse_line
 
-TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
-                "deletion"]
+TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "file", "L1", "L0", "δ̂", "trunc",
+                "L2", "deletion"]
 
 #: What each column of the compact table means (``lam-ref compact --help`` and the docs show it).
 TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of them):
@@ -26,7 +26,11 @@ TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of 
   kept        windows L1 retained (the others became L1 stubs naming their representative)
   tokens      cl100k tokens of the original observations
   gross       removal with stub lines not counted: 1 - residual/original
-  net         removal with stub lines counted (what a model reads)
+  net         removal with stub lines counted (what a model reads); "(grew)": the residual is
+              longer than the input (spec §7.4)
+  file        removal measured on the native residual as written (--residual-format native): cl100k
+              tokens of the whole residual file against the input file, every copy of every
+              observation and the JSON around them counted (spec §8.3); — without a native residual
   L1, L0      net removal of each layer run alone on the originals
   δ̂           largest merge distance (0 if nothing merged); always <= δ = sqrt(2 - 2t)
   trunc       windows longer than the encoder's input limit / all windows (tokens it did not see)
@@ -60,7 +64,8 @@ def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> l
         s["kept_chunks"],
         s["tokens_original"],
         pct(s["removal_gross"]),
-        pct(s["removal_net"]),
+        pct(s["removal_net"]) + (" (grew)" if s["removal_net"] is not None and s["removal_net"] < 0 else ""),
+        pct((s.get("as_written") or {}).get("removal_tokens")),
         pct(s.get("l1_removal")),
         pct(s.get("l0_removal")),
         f"{s['delta_hat']:.4f}",
@@ -85,9 +90,13 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     labels = display_ids([printable(s["id"]) for s in summaries])  # D17: no control bytes or surrogates
     rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
     print(table(rows, TABLE_HEADER), file=out)
+    grew = [s["id"] for s in summaries if s["removal_net"] is not None and s["removal_net"] < 0]
+    if grew:  # SPEC §8.1: never longer than the input, or said loudly
+        print(f"note: {len(grew)} trajectory residual(s) longer than the input (net < 0, marked (grew)): "
+              f"{', '.join(printable(str(g)) for g in grew[:5])}{' ...' if len(grew) > 5 else ''}", file=out)
     print(
         f"encoder {encoder.get('name')} (D={encoder.get('dim')}{_backend_note(encoder)}), threshold t={config.threshold} (δ={config.delta:.4f}), "
-        f"layers {total['layers']}, L0 stubs {l0_stubs}, {_windows(config, total)}; "
+        f"layers {total['layers']}, stubs {l0_stubs} (L1 and L0), {_windows(config, total)}; "
         f"removal net {pct(total['removal_net'])}, "
         f"gross {pct(total['removal_gross'])}, stub cost {pct(total.get('stub_cost'))}; "
         f"map digest {total['map_digest']}",

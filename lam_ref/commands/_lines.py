@@ -15,7 +15,7 @@ def config_line(config: Any, *, per_row: bool = False) -> str:
     layers = "->".join(x.upper() for x in c["layers"])
     head = "config (t and layers per row): " if per_row else f"config: t={c['threshold']} (δ={c['delta']:.4f}), layers {layers}, "
     return (f"{head}windows <= {c['window']} {c['tokenizer']} tokens (fit: {c['window_fit']}), driver {c['driver']}, "
-            f"{search}, batch {c['batch_size']}, L0 stubs {c['l0_stubs']}, reuse {c['reuse']}")
+            f"{search}, batch {c['batch_size']}, stubs {c['l0_stubs']} (L1 and L0), reuse {c['reuse']}")
 
 
 def reuse_line(total: dict[str, Any], enabled: bool) -> str:

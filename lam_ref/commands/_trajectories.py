@@ -56,6 +56,7 @@ def planned_trajectories(files: list[tuple[Path, str]], fmt: str | None, command
                 progress.write(f"lam-ref {command}: failed: {exc}")
                 progress.advance(1)
                 continue
+            progress.expect(len(trajs))
             for item in trajs:
                 if evidence_warnings:
                     for w in item.warnings:

@@ -174,15 +174,23 @@ def run_toy(args: argparse.Namespace) -> int:
 
 
 def run_thm3(args: argparse.Namespace) -> int:
-    from ..cct.theorems import thm3_gen_budget, thm3_select_budget
+    from ..cct.theorems import thm3_gen_budget, thm3_item_bits, thm3_select_budget, validate_epsilon
+    from ._progress import RunProgress
 
     _validate_common(args)
+    for n in args.n:  # every argument checked before the bar starts: a bad one prints its one line only
+        thm3_item_bits(n)
+    for e in args.eps:
+        validate_epsilon(e)
     rows, out = [], []
+    progress = RunProgress(len(args.n) * len(args.eps), desc="cct thm3", unit="budget")  # issue 35 §5
     for n in args.n:
         for e in args.eps:
             g, s = thm3_gen_budget(n, e), thm3_select_budget(n, e)
             rows.append([n, e, g, s, f"{s / g:.3g}" if g else "-"])
             out.append({"n": n, "eps": e, "gen_bits": g, "select_bits": s})
+            progress.advance(1)
+    progress.close()
     if args.json != "-":
         print(table(rows, ["n", "eps", "GEN bits", "SELECT bits", "ratio"]))
     if args.json:

@@ -22,7 +22,13 @@ from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, compact_trajectory, result_summary, summarize
 from ..text.records import OBSERVATION, TrajectoryFormatError
-from ..text.residuals import ResidualWriter, claim_residual_dir, result_problems, written_problems
+from ..text.residuals import (
+    ResidualWriter,
+    as_written_total,
+    claim_residual_dir,
+    result_problems,
+    written_problems,
+)
 from ..text.reuse import EncodingCache
 from ._compact_report import (
     TABLE_LEGEND,
@@ -154,11 +160,15 @@ def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list)
                 if apath is not None:
                     problems.extend(written_problems(apath, res))
             summaries.append(result_summary(res))
+            if writer is not None and writer.native:  # SPEC §8.3: the removal of the file as written
+                summaries[-1]["as_written"] = writer.last.get("as_written")
     finally:
         progress.close()
     if saver is not None:
         saver.save()
     total = summarize(summaries, config) if summaries else None
+    if total is not None and writer is not None and writer.native:
+        total["as_written"] = as_written_total([s.get("as_written") for s in summaries])
     if summaries:
         print_summary(out, summaries, total, config, encoder=encoder.describe(), l0_stubs=args.l0_stubs)
     report = {

@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         print("lam-ref compare: no trajectories found", file=sys.stderr)
         return 1
     encoder = CountingEncoder(get_encoder(args.encoder, args.device, args.encoder_backend)) if needs_encoder else None
-    progress = RunProgress(len(trajs), enabled=not args.no_progress, desc="compare")
+    progress = RunProgress(len(trajs), enabled=not args.no_progress, desc="compare", unit="trajectory")
     try:
         done = compare_methods(trajs, plan, encoder=encoder, lines=lines if gold is not None else None, lre_model=model,
                                on_trajectory=lambda: progress.advance(trajectories=1), on_batch=progress.encoding,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from .. import determinism as det
 from .._io import write_json
+from ..determinism.encoder import run_precision
+from ..determinism.report import repeated_reports
 from ..geometry import LamValueError
 from ..tables import table
 from ._dask import add_cluster_options, probe_steps
@@ -160,7 +162,8 @@ def run_probe(args: argparse.Namespace) -> int:
                            "certified"]))
     j = report["jitter"]
     print(f"{report['input']['chunks']} windows of {report['input']['trajectories']} trajectories; encoder "
-          f"{report['encoder']['name']} ({report['settings']['dtype']}, {report['settings']['device']}); jitter vs batch "
+          f"{report['encoder']['name']} ({run_precision(report['encoder'].get('backend'), report['settings']['dtype'])}, "
+          f"{report['settings']['device']}); jitter vs batch "
           f"{report['settings']['reference_batch_size']}: coordinates {j['measured_coord']:.3g}, cosines "
           f"{j['measured_cos']:.3g}, |Δsq| {j['measured_sq']:.3g}; report {args.out}")
     if "distributed" in report:
@@ -268,6 +271,9 @@ def run_compare(args: argparse.Namespace) -> int:
     docs = [det.load_report(p) for p in args.reports]
     res = det.compare(docs, allow_different_inputs=args.allow_different_inputs)
     out = sys.stderr if args.json == "-" else sys.stdout
+    for first, again in repeated_reports(docs):  # issue 35 §5: a report agrees with itself trivially
+        print(f"lam-ref determinism compare: note: {again} is the same report as {first}; its runs are compared "
+              "with themselves", file=sys.stderr)
     cols = ["report", "machine", "kernels", "device", "backend", "dtype", "threads", "batch_size", "threshold", "dropped", "deletion_digest",
             "map_digest", "at_risk"]
     print(table([[r[c] if r[c] is not None else "-" for c in cols] for r in res.rows],

@@ -29,6 +29,8 @@ from ..tables import printable, table
 from ..text.residuals import (
     AUDIT_SUFFIX,
     audit_files,
+    native_matches_input,
+    native_originals_line,
     orphan_residuals,
     restore_one,
     write_native_original,
@@ -81,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
         name = f.name[: -len(AUDIT_SUFFIX)]
         try:
             records, store = restore_one(f, native)
-            written = written_native = None
+            written = written_native = identical = None
             if args.out:
                 written = str(write_jsonl(Path(args.out) / f"{name}.original.jsonl", records))
                 if native is not None:
-                    written_native = str(write_native_original(Path(args.out), name, native, records))
+                    npath = write_native_original(Path(args.out), name, native, records)
+                    written_native, identical = str(npath), native_matches_input(npath, store)
         except (LamValueError, ValueError, RecursionError, OSError) as exc:  # AuditError, parser limits, a disk full
             failed += 1
             where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
@@ -96,18 +99,16 @@ def run(args: argparse.Namespace) -> int:
                        "trajectory": store.trajectory_id, "ok": True, "records": len(records),
                        "edited_records": edited, "moved_bytes": store.moved_bytes, "written": written,
                        "checked": store.checked, "audit_version": store.version,
-                       "written_native": written_native})
+                       "written_native": written_native, "native_identical": identical})
         rows.append([printable(name), len(records), edited, store.moved_bytes, "ok (" + store.checked + ")"])
     out = sys.stderr if args.json == "-" else sys.stdout
     total = len(files) + len(orphan_residuals(paths))
     print(table(rows, ["trajectory", "records", "edited", "moved bytes", "restored"]), file=out)
     print(f"{total - failed} of {total} trajectories restored, every record's text byte for byte"
           + (f" into {args.out}" if args.out else " (checked; --out writes them)"), file=out)
-    if any(r.get("written_native") for r in report):
-        # issue 23 §6: the native original is rebuilt from the records, so say what holds of it
-        print("the .original.native.* files hold the same records in the input's format (its loader "
-              "reads them back as the input's records); they are not copies of the input file's bytes",
-              file=out)
+    natives = [r["native_identical"] for r in report if r.get("written_native")]
+    if natives:  # SPEC §8.3: what holds of the native originals, checked against the inputs still there
+        print(native_originals_line(natives), file=out)
     if args.json:
         write_json({"restored": report, "failed": failed}, args.json)
     return 1 if failed else 0

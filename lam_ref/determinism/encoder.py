@@ -18,7 +18,7 @@ import numpy as np
 
 from ..geometry import LamValueError, validate_embeddings, validate_positive_int
 
-__all__ = ["DTYPES", "encode_corpus", "make_weights_copy", "probe_encoder", "shown_folder", "weights_identity"]
+__all__ = ["DTYPES", "run_precision", "encode_corpus", "make_weights_copy", "probe_encoder", "shown_folder", "weights_identity"]
 
 #: Encoder precisions the probe accepts (``--dtype``).
 DTYPES = ("float32", "bfloat16", "float16")
@@ -65,6 +65,18 @@ def _torch_dtype(dtype: str) -> Any:
     import torch
 
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+
+
+def run_precision(backend: str | None, dtype: str) -> str:
+    """The precision an encoding really ran at, for labels: ``--dtype`` for torch, the backend's own
+    for the others (``openvino-bf16``: bfloat16; SPEC §4.5; issue 35 §5: a bf16 run was labelled
+    float32).
+
+    Examples:
+        >>> run_precision("openvino-bf16", "float32"), run_precision("torch", "float16"), run_precision(None, "float32")
+        ('bfloat16', 'float16', 'float32')
+    """
+    return "bfloat16" if backend == "openvino-bf16" else dtype
 
 
 def check_backend_dtype(backend: str, dtype: str) -> None:

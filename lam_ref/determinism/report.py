@@ -10,6 +10,7 @@ A report is the JSON document :func:`lam_ref.determinism.probing.probe` writes. 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -22,10 +23,10 @@ import numpy as np
 from .. import digest as _digest
 from .. import schemas as _schemas
 from ..geometry import LamValueError
-from .encoder import shown_folder
+from .encoder import run_precision, shown_folder
 from .margins import first_divergence
 
-__all__ = ["LEGACY_SCHEMA_IDS", "SCHEMA", "SCHEMA_VERSION", "Comparison", "compare", "identity", "kernels_label", "load_report",
+__all__ = ["LEGACY_SCHEMA_IDS", "SCHEMA", "SCHEMA_VERSION", "Comparison", "compare", "identity", "kernels_label", "load_report", "repeated_reports",
            "migrate"]
 
 #: The report's schema name (``schema`` key; :mod:`lam_ref.schemas`).
@@ -167,7 +168,7 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
             rows.append({
                 "report": Path(d["_path"]).name, "machine": _machine(d), "kernels": kernels_label(d),
                 "device": d["settings"]["device"], "backend": d["encoder"].get("backend"),
-                "dtype": d["settings"]["dtype"], "threads": d["settings"]["threads"], "batch_size": r["batch_size"],
+                "dtype": _precision(d), "threads": d["settings"]["threads"], "batch_size": r["batch_size"],
                 "threshold": r["threshold"], "dropped": r["dropped"], "deletion_digest": r["deletion_digest"],
                 "map_digest": r["map_digest"], "at_risk": len(r["at_risk"]), "input": d["input_sha256"][:12],
             })
@@ -188,7 +189,7 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
                 continue
             m = ref["margins"][first]
             g["divergences"].append({
-                "run": f"{Path(d['_path']).name} batch {r['batch_size']} ({d['settings']['dtype']}, {d['settings']['device']}"
+                "run": f"{Path(d['_path']).name} batch {r['batch_size']} ({_precision(d)}, {d['settings']['device']}"
                        f"{', ' + d['encoder']['backend'] if d['encoder'].get('backend') not in (None, 'torch') else ''})",
                 "first_chunk": first,
                 "margin_sq": m,
@@ -213,3 +214,30 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
                 else:
                     seen[key] = (where, c)
     return Comparison(rows, groups, checked, mismatches)
+
+
+def _precision(d: dict[str, Any]) -> str:
+    """A report's real encoder precision (its backend's for non-torch backends)."""
+    return run_precision(d["encoder"].get("backend"), d["settings"]["dtype"])
+
+
+def repeated_reports(reports: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Pairs ``(first, again)`` of report paths that are the same report given twice (the same file,
+    or files with the same content): ``determinism compare`` notes each, since a report compared with
+    itself agrees trivially (issue 35 §5)."""
+    seen: dict[Any, str] = {}
+    out = []
+    for d in reports:
+        path = str(d.get("_path"))
+        try:
+            key: Any = ("file", Path(path).resolve())
+        except (OSError, RuntimeError):
+            key = ("file", path)
+        body = json.dumps({k: v for k, v in d.items() if k != "_path"}, sort_keys=True, default=str)
+        for k in (key, ("body", hashlib.sha256(body.encode()).hexdigest())):
+            if k in seen:
+                out.append((seen[k], path))
+                break
+        else:
+            seen[key] = seen[("body", hashlib.sha256(body.encode()).hexdigest())] = path
+    return out

@@ -149,7 +149,7 @@ def require_backend(backend: Any) -> str:
             found = False
         if not found:
             raise LamValueError(f"encoder backend {b.name!r} needs the package {pkg!r}, which is not installed "
-                                f"(pip install 'lam_ref[{b.extra}]')")
+                                f"(lam_ref is not on PyPI: pip install -e '.[{b.extra}]' in its checkout)") from None
     return b.name
 
 

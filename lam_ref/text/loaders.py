@@ -54,6 +54,7 @@ __all__ = [
     "iter_trajectory_files",
     "load_all",
     "load_file",
+    "load_text",
     "parse_locomo_evidence",
     "shared_data_dir",
 ]
@@ -598,6 +599,19 @@ def load_file(path: str | Path, format: str | None = None, *, traj_id: str | Non
         if fmt == "jsonl":
             return _load_jsonl(p, text, tid)
     return _LOADERS[fmt](p, data, tid)
+
+
+def load_text(path: str | Path, text: str, format: str, *, traj_id: str) -> list[Trajectory]:
+    """The trajectories the loader of ``format`` reads from ``text`` as if it were the file ``path``
+    (a leading BOM dropped; LoCoMo evidence warnings not repeated): how a file about to be written
+    will read back (:func:`lam_ref.text.native.write_native`)."""
+    p = Path(path)
+    text = text[1:] if text.startswith("\ufeff") else text
+    if format == "jsonl":
+        return _load_jsonl(p, text, traj_id)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MalformedEvidenceWarning)
+        return _LOADERS[format](p, _parse_json(p, text), traj_id)
 
 
 def directory_ids(rel_paths: Sequence[str]) -> list[str]:

@@ -95,9 +95,10 @@ class CompactionConfig:
     #: L2 (SPEC §9): relative error bound for the storage report of the retained embeddings;
     #: ``None`` skips it (``lam-ref compact`` passes 0.001, Table 20's setting).
     l2_rel_eb: float | None = None
-    #: L0 net-positive stubs (SPEC §7.3): a run stays verbatim when its stub is not shorter in bytes
-    #: or has not fewer tokens (of ``tokenizer``, the report's unit). ``False`` is the paper's rule;
-    #: ``lam-ref compact`` and the demo turn it on.
+    #: Net-positive stubs (SPEC §7.3 for L0, §8.1 for L1): an L0 run, or an L1-dropped window,
+    #: stays verbatim when its stub is not shorter in bytes or has not fewer tokens (of
+    #: ``tokenizer``, the report's unit); L1's decisions (π, the digests) are unchanged. ``False``
+    #: is the paper's rule; ``lam-ref compact`` and the demo turn it on (``--l0-stubs``).
     l0_net_positive: bool = False
     #: SPEC §3.4: each window ends at the longest token prefix the encoder reads whole, so L1
     #: never deletes text its encoder did not see. ``False``: the paper's fixed ``window``-token
@@ -142,6 +143,7 @@ class CompactionConfig:
             "both_orders": self.both_orders,
             "l2_rel_eb": self.l2_rel_eb,
             "l0_stubs": "net-positive" if self.l0_net_positive else "paper",
+            "l1_stubs": "net-positive" if self.l0_net_positive else "paper",
             "reuse": "distinct-texts" if self.reuse else "none",
         }
 
@@ -260,11 +262,17 @@ def _snap(b: bytes, off: int) -> int:
 
 
 def l1_residual(
-    text: str, chunks: Sequence[Chunk], pi: np.ndarray, distances: np.ndarray
+    text: str, chunks: Sequence[Chunk], pi: np.ndarray, distances: np.ndarray,
+    count_tokens: Callable[[str], int] | None = None,
 ) -> tuple[str, list[tuple[int, int, bytes]], int]:
     """One record's residual after L1: kept windows in place, each dropped window replaced by its
     stub on a line of its own (a ``\\n`` is inserted before it unless it starts a line, and after
     it unless it ends the record). Returns ``(residual, patches, stubs)``; patches feed the audit.
+
+    With ``count_tokens`` (net-positive stubs, SPEC §8.1) a dropped window is replaced only when
+    what replaces it (the stub and the line breaks inserted around it) has fewer UTF-8 bytes and
+    fewer tokens than the window's text; otherwise the window stays verbatim (no patch: nothing is
+    moved). The decision ``pi`` is not changed.
     """
     if all(int(pi[c.id]) == c.id for c in chunks):
         return text, [], 0
@@ -280,11 +288,13 @@ def l1_residual(
             out += b[s0:s1]
             continue
         start = len(out)
-        if out and out[-1] != 0x0A:
-            out += b"\n"
-        out += L1Stub(c.id, rep, float(distances[c.id])).render().encode("ascii")
-        if k < last:
-            out += b"\n"
+        stub = (b"\n" if out and out[-1] != 0x0A else b"") + L1Stub(c.id, rep, float(distances[c.id])).render().encode(
+            "ascii") + (b"\n" if k < last else b"")
+        if count_tokens is not None and not (len(stub) < s1 - s0 and count_tokens(stub.decode("ascii"))
+                                             < count_tokens(b[s0:s1].decode("utf-8", errors="surrogatepass"))):
+            out += b[s0:s1]  # the stub would cost more than the window: kept verbatim (SPEC §8.1)
+            continue
+        out += stub
         patches.append((start, len(out), b[s0:s1]))
         nstubs += 1
     return out.decode("utf-8", errors="surrogatepass"), patches, nstubs
@@ -309,7 +319,8 @@ class _Stage:
     l0_dropped_lines: int = 0
 
 
-def _run_l1(stage: _Stage, obs_idx: list[int], enc: Encoded, l1: L1Pass) -> _Stage:
+def _run_l1(stage: _Stage, obs_idx: list[int], enc: Encoded, l1: L1Pass,
+            count_tokens: Callable[[str], int] | None = None) -> _Stage:
     by_rec: dict[int, list[Chunk]] = {}
     for c in enc.chunks:
         by_rec.setdefault(c.record, []).append(c)
@@ -319,7 +330,7 @@ def _run_l1(stage: _Stage, obs_idx: list[int], enc: Encoded, l1: L1Pass) -> _Sta
         cs = by_rec.get(rec)
         if not cs:
             continue
-        new, pt, ns = l1_residual(texts[k], cs, l1.pi, l1.distances)
+        new, pt, ns = l1_residual(texts[k], cs, l1.pi, l1.distances, count_tokens)
         if pt:
             texts[k] = new
             patches[k].append(("L1", pt))
@@ -467,6 +478,8 @@ class CompactionResult(MapView):
             "window_fit": "encoder" if self.config.fit_window else "none",
             "pairs_verified": self.pairs_verified,
             "l1_stubs": self.l1_stubs,
+            # net-positive stubs (SPEC §8.1): L1-dropped windows kept verbatim, their stub costing more
+            "l1_stubs_skipped": (n - self.kept_chunks) - self.l1_stubs if "l1" in self.config.layers else 0,
             "l0_stubs": self.l0_stubs,
             "l0_dropped_lines": self.l0_dropped_lines,
             "audit_moved_bytes": self.audit.moved_bytes,
@@ -528,7 +541,7 @@ def compact_trajectory(
         t0 = time.perf_counter()
         l1 = l1_pass(enc, config)
         t1 = time.perf_counter()
-        out = _run_l1(stage, obs_idx, enc, l1)
+        out = _run_l1(stage, obs_idx, enc, l1, tok.count if config.l0_net_positive else None)
         timings["l1"] += t1 - t0
         timings["residual"] += time.perf_counter() - t1
         return out, enc, l1
@@ -688,7 +701,8 @@ def residual_from_map(traj: Trajectory, config: CompactionConfig, first_row: int
     shifted = [dataclasses.replace(c, id=c.id + first_row) for c in chunks]
     enc = Encoded(shifted, np.zeros((len(chunks), 0), np.float32), 0, 0.0, 0.0)
     stage = _run_l1(_Stage(list(originals), [[] for _ in originals]), obs_idx, enc,
-                    L1Pass(pi, distances, 0, 0))  # the corpus arrays, indexed by global id
+                    L1Pass(pi, distances, 0, 0),  # the corpus arrays, indexed by global id
+                    tok.count if config.l0_net_positive else None)
     if "l0" in config.layers:
         stage = _run_l0(stage, obs_idx, config.l0_net_positive)
     orig_counts = tok.count_many(originals)
@@ -778,6 +792,7 @@ def summarize(results: Sequence[dict[str, Any]], config: CompactionConfig) -> di
         "windows_reused": sum(r.get("windows_reused", 0) for r in results),
         "window_fit": results[0].get("window_fit") if results else ("encoder" if config.fit_window else "none"),
         "l1_stubs": sum(r["l1_stubs"] for r in results),
+        "l1_stubs_skipped": sum(r.get("l1_stubs_skipped", 0) for r in results),
         "l0_stubs": sum(r["l0_stubs"] for r in results),
         "l2": _l2_total([r.get("l2") for r in results]),
     }

@@ -24,15 +24,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._io import atomic_write, write_jsonl
+from .._io import atomic_write, atomic_write_text, write_jsonl
 from ..geometry import LamValueError
 from .audit import AuditError, AuditStore
-from .native import native_records, write_native
+from .native import (
+    NATIVE_FIGURES,
+    as_written,
+    checked_native,
+    figures,
+    native_records,
+    native_suffix,
+    source_file,
+    write_native,
+)
 
 if TYPE_CHECKING:
     from .pipeline import CompactionResult, MappedResidual
 
-__all__ = ["AUDIT_SUFFIX", "LOCK_NAME", "NATIVE_TAG", "RESIDUAL_SUFFIX", "ResidualWriter", "audit_files", "claim_residual_dir",
+__all__ = ["AUDIT_SUFFIX", "NATIVE_FIGURES", "as_written", "as_written_total", "native_matches_input", "native_originals_line", "LOCK_NAME", "NATIVE_TAG", "RESIDUAL_SUFFIX", "ResidualWriter", "audit_files", "claim_residual_dir",
            "native_file", "native_name", "orphan_residuals", "restore_one", "result_problems", "safe_name", "write_native_original", "written_problems"]
 
 #: The file names `lam-ref compact --residual-dir` writes per trajectory (``<name><suffix>``).
@@ -174,6 +183,53 @@ def restore_one(audit_path: Path, native: Path | None = None) -> tuple[list[dict
         raise AuditError(f"{str(residual_path)!r}: {exc}") from exc
 
 
+def as_written_total(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """:func:`~lam_ref.text.native.as_written` summed over the trajectories of a run (``None``
+    when no native residual was written): the TOTAL row's ``file`` column."""
+    got = [e for e in entries if e]
+    if not got:
+        return None
+    return figures(*(sum(int(e[k]) for e in got) for k in NATIVE_FIGURES[:4]))
+
+
+def native_matches_input(written: Path, store: AuditStore) -> bool | None:
+    """Whether a restored ``<name>.original.native.<suffix>`` file is byte for byte the input file
+    it was compacted from (named by the audit store's record sources); ``None`` when that cannot
+    be told: the input is no longer there, the store has no sources (version 1), or the input
+    held several conversations (LoCoMo: the residual holds one)."""
+    if store.meta is None or not store.meta:
+        return None
+    src = source_file(str(store.meta[0][2]))
+    if src is None or not Path(src).is_file():
+        return None
+    try:
+        original = Path(src).read_bytes()
+        if len(original) > 1 << 30:
+            return None
+        got = written.read_bytes()
+    except OSError:
+        return None
+    if original == got:
+        return True
+    import json as _json
+
+    try:
+        data = _json.loads(original.decode("utf-8-sig"))
+    except ValueError:
+        return False
+    return None if isinstance(data, list) and len(data) > 1 else False
+
+
+def native_originals_line(identical: list[bool | None]) -> str:
+    """``lam-ref restore``'s line on the ``.original.native.*`` files it wrote, from
+    :func:`native_matches_input` of each."""
+    n, same, differ = len(identical), identical.count(True), identical.count(False)
+    rest = n - same - differ
+    return (f"the .original.native.* files hold the input's records in its format; {same} of {n} are byte for "
+            f"byte their input file" + (f", {differ} differ in bytes only (the records are the same)" if differ else "")
+            + (f", {rest} not compared (the input is gone, or a LoCoMo conversation of a larger file)" if rest else ""))
+
+
 def write_native_original(out_dir: Path, name: str, native: Path, records: list[dict[str, Any]]) -> Path:
     """``<name>.original.native.<suffix>`` in ``out_dir``: the native residual with every record's
     original text back in place (the input's format; the loader of that format reads the original
@@ -196,6 +252,11 @@ class ResidualWriter:
         self.directory = Path(directory)
         self.native = native
         self.written: dict[str, dict[str, str]] = {}
+
+    @property
+    def last(self) -> dict[str, Any]:
+        """The entry of the trajectory written last (``{}`` before the first)."""
+        return next(reversed(self.written.values()), {})
 
     def name_for(self, traj_id: str) -> str:
         base = safe_name(traj_id)
@@ -221,9 +282,12 @@ class ResidualWriter:
             done.append(apath)
             entry = {"id": res.trajectory.id, "path": res.trajectory.path, "residual": rpath.name, "audit": apath.name}
             if self.native:
-                npath = write_native(self.directory / name, res.trajectory, res.residual_texts)
+                native = checked_native(res.trajectory, res.residual_texts)
+                npath = atomic_write_text(self.directory / (name + NATIVE_TAG + native_suffix(
+                    res.trajectory.path, res.trajectory.format)), native.after)
                 done.append(npath)
                 entry["native"] = npath.name
+                entry["as_written"] = as_written(native.before, native.after)
         except BaseException:
             for p in done:
                 p.unlink(missing_ok=True)
