@@ -195,7 +195,12 @@ static int jp_string(JP *j, char **out, size_t *outlen) {
                         j->p += 6;
                     }
                 }
+#if BUG == 19
+                put_utf8(&b, (cp >= 0xD800 && cp <= 0xDFFF) ? 0xFFFD : cp);
+#else
                 put_utf8(&b, cp); /* a lone surrogate stays as its 3-byte WTF-8 form */
+#endif
+
                 break;
             }
             default: goto bad;
@@ -345,7 +350,13 @@ static void put_jstr(Buf *b, const char *s, size_t n) {
         }
         if (cp >= 0x10000) {
             uint32_t v = cp - 0x10000;
+#if BUG == 20
+            (void)v;
+            buf_printf(b, "\\u%04x", cp);
+#else
             buf_printf(b, "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+#endif
+
         } else {
             buf_printf(b, "\\u%04x", cp);
         }
@@ -544,7 +555,12 @@ static int parse_real(JV *v, const char *name, double *out) {
 /* ------------------------------------------------------------------ L1: the merge rule (SPEC §2, §5, §6) */
 
 static int threshold_delta_sq(double t, double *d2) {
+#if BUG == 7
+    if (t < -1.0 || t > 1.0) return fail("t must be in [-1, 1], got %g", t);
+#else
     if (!(t >= -1.0 && t <= 1.0)) return fail("t must be in [-1, 1], got %g", t);
+#endif
+
 #if BUG == 1
     /* float instead of double for δ² */
     *d2 = (float)(2.0f - 2.0f * (float)t);
@@ -556,23 +572,35 @@ static int threshold_delta_sq(double t, double *d2) {
 
 /* SPEC §2.3: shape (N, D), D > 0, finite, non-zero, |‖e‖ - 1| <= 1e-4 */
 static int validate_rows(const Arr *a, const char *name) {
+#if BUG == 6
+    if (a->rank < 2) return fail("%s must have rank 2 (N, D), got rank %zu", name, a->rank);
+#else
     if (a->rank != 2) return fail("%s must have rank 2 (N, D), got rank %zu", name, a->rank);
+#endif
+
     size_t N = a->shape[0], D = a->shape[1];
     if (D == 0) return fail("%s has D = 0", name);
+#if BUG == 8
+    for (size_t i = 0; i + 1 < N; i++) {
+        const float *r = a->f + i * D;
+#else
     for (size_t i = 0; i < N; i++) {
         const float *r = a->f + i * D;
+#endif
+
         double s = 0.0;
         for (size_t k = 0; k < D; k++) {
             if (!isfinite(r[k])) return fail("%s row %zu is not finite", name, i);
-#if BUG == 2
-            s += r[k] * r[k]; /* float product */
-#else
             s += (double)r[k] * (double)r[k];
-#endif
         }
         if (s == 0.0) return fail("%s row %zu is a zero row", name, i);
         double nrm = sqrt(s);
+#if BUG == 2
+        if (abs((int)(nrm - 1.0)) > 1e-4) return fail("%s row %zu has norm %.9g, off 1 by more than 1e-4", name, i, nrm);
+#else
         if (fabs(nrm - 1.0) > 1e-4) return fail("%s row %zu has norm %.9g, off 1 by more than 1e-4", name, i, nrm);
+#endif
+
     }
     return 0;
 }
@@ -591,9 +619,19 @@ typedef struct {
 static double sq_dist(const float *a, const float *b, size_t D, double limit) {
     double s = 0.0;
     for (size_t k = 0; k < D; k++) {
+#if BUG == 10
+        double d = (double)(a[k] - b[k]);
+#else
         double d = (double)a[k] - (double)b[k];
+#endif
+
         s += d * d;
+#if BUG == 9
+        if (s >= limit) return limit + 1.0; /* partial sums only grow */
+#else
         if (s > limit) return s; /* partial sums only grow */
+#endif
+
     }
     return s;
 }
@@ -605,10 +643,17 @@ static void admit_rows(Session *s, const float *E, size_t N, size_t D, int64_t *
         int64_t rep = -1;
         for (size_t r = 0; r < s->nret; r++) {
             double sq = sq_dist(s->rows + r * D, x, D, s->d2);
+#if BUG == 3
+            if (sq <= s->d2) {
+                rep = s->ids[r];
+            }
+#else
             if (sq <= s->d2) {
                 rep = s->ids[r];
                 break;
             }
+#endif
+
         }
         if (rep < 0) {
             if (s->nret == s->cap) {
@@ -620,8 +665,14 @@ static void admit_rows(Session *s, const float *E, size_t N, size_t D, int64_t *
             s->ids[s->nret++] = s->next_id;
             rep = s->next_id;
         }
+#if BUG == 11
+        out[i] = rep;
+        if (rep == s->next_id) s->next_id++;
+#else
         out[i] = rep;
         s->next_id++;
+#endif
+
     }
 }
 
@@ -647,10 +698,21 @@ static Session *find_session(JV *h) {
 #define STUB_PREFIX "[LAM:"
 
 static int is_ws_cp(uint32_t c) {
-    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+#if BUG == 15
+    return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85
+#else
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85
+#endif
+ || c == 0xA0 || c == 0x1680 ||
            (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+#if BUG == 14
+           c == 0x3000 || c == 0x200B || c == 0xFEFF;
+}
+#else
            c == 0x3000;
 }
+#endif
+
 
 static int is_blank(const char *s, size_t n) {
     size_t i = 0;
@@ -667,7 +729,12 @@ static int is_blank(const char *s, size_t n) {
                  ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F),
             k = 4;
         else return 0;
+#if BUG == 13
+        if (!(cp < 0x80 && (cp == ' ' || (cp >= 0x09 && cp <= 0x0D)))) return 0;
+#else
         if (!is_ws_cp(cp)) return 0;
+#endif
+
         i += k;
     }
     return 1;
@@ -730,14 +797,25 @@ static int op_dedup_lines(JV *req, Buf *res) {
         size_t n = recs->items[r].slen;
         Buf out = {0};
         long outline = 0;
+#if BUG == 17
+        static long run = 0, run_rec = 0, run_line = 0;
+#else
         long run = 0, run_rec = 0, run_line = 0;
+#endif
         size_t start = 0;
         for (;;) {
             const char *nl = memchr(t + start, '\n', n - start);
             size_t end = nl ? (size_t)(nl - t) : n;
             const char *ln = t + start;
             size_t ll = end - start;
+#if BUG == 21
+            size_t sk = 0;
+            while (sk < ll && (ln[sk] == ' ' || ln[sk] == '\t')) sk++;
+            int prot = is_blank(ln, ll) || (ll - sk >= plen && !memcmp(ln + sk, STUB_PREFIX, plen));
+#else
             int prot = is_blank(ln, ll) || (ll >= plen && !memcmp(ln, STUB_PREFIX, plen));
+#endif
+
             SeenSlot *e = NULL;
             uint64_t h = 0;
             if (!prot) {
@@ -750,9 +828,15 @@ static int op_dedup_lines(JV *req, Buf *res) {
             } else {
                 if (run) {
                     if (outline) buf_put(&out, "\n", 1);
+#if BUG == 16
+                    buf_printf(&out, STUB_PREFIX "L0 %ld lines=r%ld:%ld]", run, run_rec, run_line);
+                    run = 0;
+#else
                     buf_printf(&out, STUB_PREFIX "L0 %ld lines=r%ld:%ld]", run, run_rec, run_line);
                     outline++;
                     run = 0;
+#endif
+
                 }
                 if (outline) buf_put(&out, "\n", 1);
                 buf_put(&out, ln, ll);
@@ -768,13 +852,27 @@ static int op_dedup_lines(JV *req, Buf *res) {
                 }
                 outline++;
             }
+#if BUG == 18
+            if (!nl || end + 1 == n) break;
+            start = end + 1;
+#else
             if (!nl) break;
             start = end + 1;
+#endif
+
         }
+#if BUG == 17
+        if (run && r + 1 == recs->n) {
+            if (outline) buf_put(&out, "\n", 1);
+            buf_printf(&out, STUB_PREFIX "L0 %ld lines=r%ld:%ld]", run, run_rec, run_line);
+        }
+#else
         if (run) {
             if (outline) buf_put(&out, "\n", 1);
             buf_printf(&out, STUB_PREFIX "L0 %ld lines=r%ld:%ld]", run, run_rec, run_line);
         }
+#endif
+
         if (r) buf_puts(res, ", ");
         put_jstr(res, out.p ? out.p : "", out.n);
         free(out.p);
@@ -822,7 +920,17 @@ static int quantize(float x, double s, int64_t *q, size_t idx) {
     double f = floor(y);
     if (f > (double)QMAX || f < -(double)QMAX - 1.0)
         return fail("x[%zu] = %.9g: code beyond 2^31 - 1 at this eb (eb too small for the data)", idx, (double)x);
+#if BUG == 22
+    int64_t v = (int64_t)lround(y);
+#else
+#if BUG == 33
+    int64_t v = (int64_t)f + (y - f > 0.5 ? 1 : 0);
+#else
     int64_t v = (int64_t)f + (y - f >= 0.5 ? 1 : 0);
+#endif
+
+#endif
+
     if (v > QMAX || v < -QMAX)
         return fail("x[%zu] = %.9g: code beyond 2^31 - 1 at this eb (eb too small for the data)", idx, (double)x);
     *q = v;
@@ -848,9 +956,16 @@ static void write_header(unsigned char *h, int version, int flags, unsigned bs, 
     put_le64(h + 16, u);
 }
 
+#if BUG == 23
+static int codec_encode_v1(const float *x, size_t n, double eb, Buf *out) {
+    const unsigned B = 32;
+    double s = 2.0 * (float)eb;
+#else
 static int codec_encode_v1(const float *x, size_t n, double eb, Buf *out) {
     const unsigned B = 32;
     double s = 2.0 * eb;
+#endif
+
     int64_t *q = xmalloc((n ? n : 1) * sizeof(int64_t));
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(x[i])) {
@@ -858,13 +973,25 @@ static int codec_encode_v1(const float *x, size_t n, double eb, Buf *out) {
             return fail("x[%zu] is not finite", i);
         }
         float tmp;
+#if BUG == 32
+        (void)tmp;
+        if (quantize(x[i], s, &q[i], i)) {
+#else
         if (quantize(x[i], s, &q[i], i) || reconstruct(q[i], s, &tmp)) {
+#endif
+
             free(q);
             return -1;
         }
     }
+#if BUG == 34
+    size_t nb = n / B + 1;
+    Buf body = {0};
+#else
     size_t nb = (n + B - 1) / B;
     Buf body = {0};
+#endif
+
     buf_reserve(&body, nb);
     unsigned char *rates = xmalloc(nb ? nb : 1);
     Buf pay = {0};
@@ -875,10 +1002,21 @@ static int codec_encode_v1(const float *x, size_t n, double eb, Buf *out) {
         for (unsigned j = 0; j < B; j++) {
             size_t i = b * B + j;
             int64_t d = 0;
+#if BUG == 26
             if (i < n) d = (j == 0) ? q[i] : q[i] - q[i - 1];
+            else d = (i == n && j > 0) ? -q[n - 1] : 0; /* padding values are q = 0 */
+#else
+            if (i < n) d = (j == 0) ? q[i] : q[i] - q[i - 1];
+#endif
+
             neg[j] = d < 0;
             mag[j] = (uint64_t)(d < 0 ? -d : d);
+#if BUG == 24
+            if (d > (int64_t)mx) mx = (uint64_t)d;
+#else
             if (mag[j] > mx) mx = mag[j];
+#endif
+
         }
         int r = bit_length(mx);
         rates[b] = (unsigned char)r;
@@ -886,7 +1024,12 @@ static int codec_encode_v1(const float *x, size_t n, double eb, Buf *out) {
         unsigned char plane[512];
         memset(plane, 0, B / 8);
         for (unsigned j = 0; j < B; j++)
+#if BUG == 25
+            if (neg[j]) plane[j / 8] |= (unsigned char)(1u << (j % 8));
+#else
             if (neg[j]) plane[j / 8] |= (unsigned char)(0x80u >> (j % 8));
+#endif
+
         buf_put(&pay, plane, B / 8);
         for (int p = 0; p < r; p++) {
             memset(plane, 0, B / 8);
@@ -899,8 +1042,13 @@ static int codec_encode_v1(const float *x, size_t n, double eb, Buf *out) {
     if (pay.n) buf_put(&body, pay.p, pay.n);
     unsigned char h[28];
     write_header(h, 1, 0, B, (uint64_t)n, eb);
+#if BUG == 27
+    uint32_t crc = crc32_update(0, (unsigned char *)body.p, body.n);
+#else
     uint32_t crc = crc32_update(0, h, 24);
     crc = crc32_update(crc, (unsigned char *)body.p, body.n);
+#endif
+
     put_le32(h + 24, crc);
     buf_put(out, h, 28);
     if (body.n) buf_put(out, body.p, body.n);
@@ -912,7 +1060,12 @@ static int codec_encode_v1(const float *x, size_t n, double eb, Buf *out) {
 }
 
 static int decode_v1(const unsigned char *d, size_t len, uint64_t n64, unsigned B, double eb, float **xout) {
-    if (B < 8 || B > 4096 || B % 8) return fail("data: block size %u out of range (a multiple of 8 in [8, 4096])", B);
+#if BUG == 30
+    if (B < 8 || B >= 4096 || B % 8) return fail(
+#else
+    if (B < 8 || B > 4096 || B % 8) return fail(
+#endif
+"data: block size %u out of range (a multiple of 8 in [8, 4096])", B);
     uint64_t nb = n64 / B + (n64 % B != 0);
     size_t avail = len - 28;
     if (nb > avail) return fail("data: truncated (n = %llu needs %llu rate bytes, %zu bytes left)",
@@ -952,22 +1105,39 @@ static int decode_v1(const unsigned char *d, size_t len, uint64_t n64, unsigned 
                 }
                 continue;
             }
+#if BUG == 28
+#else
             if (neg && m == 0) {
                 free(x);
                 return fail("data: a sign bit on a zero delta at value %zu", base + j);
             }
+#endif
+
             if (m > mx) mx = m;
             q += neg ? -(int64_t)m : (int64_t)m;
+#if BUG == 31
+            if (m > 0xFFFFFFFFull) {
+                free(x);
+                return fail("data: code beyond 2^31 - 1 at value %zu", base + j);
+            }
+#else
             if (q > QMAX || q < -QMAX) {
                 free(x);
                 return fail("data: code beyond 2^31 - 1 at value %zu", base + j);
             }
+#endif
+
             if (reconstruct(q, s, &x[base + j])) {
                 free(x);
                 return -1;
             }
         }
+#if BUG == 29
+        if (bit_length(mx) > r) {
+#else
         if (bit_length(mx) != r) {
+#endif
+
             free(x);
             return fail("data: rate %d of block %llu is not the bit length of its largest delta", r,
                         (unsigned long long)b);
@@ -1045,7 +1215,12 @@ static void huff_lengths(const uint64_t *cnt_in, int nsym, unsigned char *len) {
         for (int k = 0; k < m - 1; k++) {
             int pick[2];
             for (int t = 0; t < 2; t++) {
+#if BUG == 37
+                if (li < m && (mi >= mend || w[li] < w[mi])) pick[t] = li++;
+#else
                 if (li < m && (mi >= mend || w[li] <= w[mi])) pick[t] = li++;
+#endif
+
                 else pick[t] = mi++;
             }
             w[mend] = w[pick[0]] + w[pick[1]];
@@ -1216,9 +1391,19 @@ static int decode_v2(const unsigned char *d, size_t len, uint64_t n64, unsigned 
         tabs[c].A = A;
         for (int s = 0; s < A; s++) {
             unsigned char byte = d[pos + (size_t)s / 2];
+#if BUG == 38
+            tabs[c].len[s] = (s % 2 == 0) ? (byte & 0x0F) : (byte >> 4);
+#else
             tabs[c].len[s] = (s % 2 == 0) ? (byte >> 4) : (byte & 0x0F);
+#endif
+
         }
+#if BUG == 38
+        if (A % 2 && (d[pos + nb - 1] >> 4)) {
+#else
         if (A % 2 && (d[pos + nb - 1] & 0x0F)) {
+#endif
+
             fail("data: non-zero padding nibble in a code table");
             goto out;
         }
@@ -1304,7 +1489,12 @@ static int decode_v2(const unsigned char *d, size_t len, uint64_t n64, unsigned 
     for (unsigned j = 0; j < cols; j++) {
         uint64_t sum = 0;
         for (uint64_t r = 0; r < R; r++) sum += distinct[r * cols + j];
+#if BUG == 40
+        uint64_t m = R ? (sum + R / 2) / R : 0;
+#else
         uint64_t m = R ? sum / R : 0;
+#endif
+
         if (bit_length(m * m) != cls[j]) {
             fail("data: column %u has class %u, the rule gives %d", j, cls[j], bit_length(m * m));
             goto out;
@@ -1360,7 +1550,12 @@ static int decode_v2(const unsigned char *d, size_t len, uint64_t n64, unsigned 
     for (uint64_t r = 0; r < rows; r++)
         for (unsigned j = 0; j < cols; j++) {
             uint32_t z = distinct[rowref[r] * cols + j];
+#if BUG == 39
+            int64_t q = (z & 1) ? -(int64_t)(z >> 1) : (int64_t)(z >> 1);
+#else
             int64_t q = (z & 1) ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1);
+#endif
+
             if (q > QMAX || q < -QMAX) {
                 fail("data: code beyond 2^31 - 1");
                 goto out;
@@ -1405,10 +1600,23 @@ static int codec_decode(const unsigned char *d, size_t len, float **x, size_t *n
     memcpy(&eb, &u, 8);
     if (version != 1 && version != 2) return fail("data: unknown format version %d", version);
     if (version == 1 && flags != 0) return fail("data: flags %d (must be 0)", flags);
+#if BUG == 36
+#else
     if (version == 2 && (flags & ~1)) return fail("data: flags %d (only bit 0 is defined)", flags);
+#endif
+
+#if BUG == 35
+#else
     if (!eb_valid(eb)) return fail("data: eb %g out of range", eb);
+#endif
+
+#if BUG == 27
+    uint32_t crc = crc32_update(0, d + 28, len - 28);
+#else
     uint32_t crc = crc32_update(0, d, 24);
     crc = crc32_update(crc, d + 28, len - 28);
+#endif
+
     if (crc != le32(d + 24)) return fail("data: CRC mismatch");
     int rc = version == 1 ? decode_v1(d, len, n64, bs, eb, x) : decode_v2(d, len, n64, bs, flags & 1, eb, x);
     if (rc == 0) *n = (size_t)n64;
@@ -1461,8 +1669,16 @@ static int op_session_open(JV *req, Buf *res) {
         g_capsess = g_capsess ? g_capsess * 2 : 16;
         g_sess = xrealloc(g_sess, g_capsess * sizeof(Session));
     }
+#if BUG == 5
+    Session *s = NULL;
+    for (size_t k = 0; k < g_nsess; k++)
+        if (!g_sess[k].open) s = &g_sess[k];
+    if (!s) { s = &g_sess[g_nsess++]; memset(s, 0, sizeof *s); }
+#else
     Session *s = &g_sess[g_nsess++];
     memset(s, 0, sizeof *s);
+#endif
+
     s->handle = g_next_handle++;
     s->open = 1;
     s->t = t;
@@ -1483,8 +1699,16 @@ static int op_session_admit(JV *req, Buf *res) {
     }
     size_t N = a.shape[0], D = a.shape[1];
     if (s->D >= 0 && (size_t)s->D != D) {
+#if BUG == 12
+        arr_free(&a);
+        fail("embeddings: turn has D = %zu, the session's D is %lld", D, s->D);
+        g_errtype = "IndexError";
+        return -1;
+#else
         arr_free(&a);
         return fail("embeddings: turn has D = %zu, the session's D is %lld", D, s->D);
+#endif
+
     }
     s->D = (long long)D;
     int64_t *pi = xmalloc((N ? N : 1) * sizeof(int64_t));
@@ -1500,11 +1724,16 @@ static int op_session_admit(JV *req, Buf *res) {
 static int op_session_close(JV *req, Buf *res) {
     Session *s = find_session(jget(req, "session"));
     if (!s) return -1;
+#if BUG == 5
+    s->open = 0;
+#else
     s->open = 0;
     free(s->rows);
     free(s->ids);
     s->rows = NULL;
     s->ids = NULL;
+#endif
+
     buf_puts(res, "{}");
     return 0;
 }
@@ -1548,7 +1777,12 @@ static int op_codec_decode(JV *req, Buf *res) {
 
 static void put_id(Buf *b, JV *id) {
     if (!id) buf_puts(b, "null");
+#if BUG == 4
+    else if (id->type == J_NUM) buf_printf(b, "%d", (int)id->num);
+#else
     else if (id->type == J_NUM) buf_put(b, id->s, id->slen);
+#endif
+
     else if (id->type == J_STR) put_jstr(b, id->s, id->slen);
     else buf_puts(b, "null");
 }
