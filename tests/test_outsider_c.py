@@ -9,6 +9,7 @@ tests/outsiders/c/bugs.md) must be caught by the check that caught them when the
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,11 +17,13 @@ from pathlib import Path
 import pytest
 
 from lam_ref.conformance.impl import load_implementation
+from lam_ref.conformance.mutants._outsiders import C_ROUND
 from lam_ref.conformance.runner import run_checks
 from lam_ref.conformance.vectors.run import run_vectors
 
 GCC = shutil.which("gcc")
-SOURCE = Path(__file__).resolve().parent / "outsiders" / "c" / "lam.c"
+HERE = Path(__file__).resolve().parent / "outsiders" / "c"
+SOURCE = HERE / "lam.c"
 CLAIMED = ("core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2")
 
 # bug -> the check that caught it in the recorded round (tests/outsiders/c/results.json); each is a
@@ -33,7 +36,7 @@ CAUGHT = {
     12: "validation.online",  # a dimension change reported as IndexError, not ValueError (SPEC §2.3)
 }
 
-pytestmark = pytest.mark.skipif(GCC is None, reason="gcc is not installed: the C outsider cannot be built")
+needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc is not installed: the C outsider cannot be built")
 
 
 def build(tmp_path: Path, bug: int = 0) -> Path:
@@ -47,6 +50,7 @@ def build(tmp_path: Path, bug: int = 0) -> Path:
     return exe
 
 
+@needs_gcc
 def test_careful_c_outsider_passes_every_check_and_every_vector(tmp_path):
     """SPEC §15: the docs-only C implementation passes every check and vector it claims (no false alarm)."""
     exe = build(tmp_path)
@@ -66,6 +70,7 @@ def test_careful_c_outsider_passes_every_check_and_every_vector(tmp_path):
     assert not bad, f"the careful C outsider fails vectors (LargeIds included): {bad}"
 
 
+@needs_gcc
 @pytest.mark.parametrize("bug", sorted(CAUGHT))
 def test_c_outsider_bug_is_caught(tmp_path, bug):
     """Each listed bug build of the C outsider fails the check recorded as catching it."""
@@ -76,3 +81,18 @@ def test_c_outsider_bug_is_caught(tmp_path, bug):
     assert outcomes.get(check) == "failed", (
         f"BUG={bug} (tests/outsiders/c/bugs.md) is no longer caught by {check}: outcomes {outcomes}"
     )
+
+
+def test_outsider_page_matches_the_recorded_round():
+    """docs/conformance-mutants.md's C round (mutants._outsiders.C_ROUND) is tests/outsiders/c/results.json."""
+    record = json.loads((HERE / "results.json").read_text())
+    assert not record["careful"]["caught"], f"the recorded careful build failed: {record['careful']}"
+    caught = {b["bug"]: b["caught"] for b in record["bugs"]}
+    page = {bug: bool(by) for bug, (_, _, by) in C_ROUND.items()}
+    assert page == caught, f"the page's caught/missed differs from results.json: page {page}, record {caught}"
+    for bug, (_, _, by) in C_ROUND.items():
+        run = next(b for b in record["bugs"] if b["bug"] == bug)
+        missing = [c for c in run["checks_failed"] if c not in by]
+        assert not missing, f"BUG={bug}: checks {missing} caught it in results.json but are not on the page"
+    for bug, check in CAUGHT.items():
+        assert check in C_ROUND[bug][2], f"BUG={bug}: {check} is not recorded as catching it"

@@ -20,6 +20,7 @@ import types
 from pathlib import Path
 
 from . import load_mutants
+from ._outsiders import render_outsider_rounds
 from .controls import load_controls
 
 __all__ = ["SCALE", "measure", "record", "render", "recorded_mutants"]
@@ -140,6 +141,7 @@ def render() -> str:
     lines += ["", "## Controls (must pass)", "", "| control | allowed alternative |", "|---|---|"]
     for c in controls:
         lines.append(f"| `{_short(c)}` | {_cell(c.ALLOWED)} |")
+    lines += render_outsider_rounds()
     return "\n".join(lines) + "\n"
 
 
