@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .controls import load_controls
 from .mutants import load_mutants
+from .outsiders import render_outsider_rounds
 
 __all__ = ["SCALE", "designed_mutants", "designed_table", "measure", "record", "recorded_mutants", "render", "write_docs"]
 
@@ -162,6 +163,7 @@ def render() -> str:
     lines += ["", "## Controls (must pass)", "", "| control | allowed alternative |", "|---|---|"]
     for c in controls:
         lines.append(f"| `{_short(c)}` | {_cell(c.ALLOWED)} |")
+    lines += render_outsider_rounds()
     return "\n".join(lines) + "\n"
 
 
