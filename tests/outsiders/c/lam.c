@@ -1573,6 +1573,17 @@ static int decode_v2(const unsigned char *d, size_t len, uint64_t n64, unsigned 
             fail("data: exception %llu is not needed (its plain reconstruction is within eb)", (unsigned long long)k);
             goto out;
         }
+        /* Added after the round, when docs/codec.md's refusal list was completed (spec-decisions
+           D-codec-refusals): an exception value must quantize to the stream's own code. */
+        {
+            uint64_t i = exidx[k];
+            uint32_t z = distinct[rowref[i / cols] * cols + i % cols];
+            int64_t q = (z & 1) ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1), qv;
+            if (quantize(v, s, &qv, (size_t)i) || qv != q) {
+                fail("data: exception %llu quantizes to another code than the stream's", (unsigned long long)k);
+                goto out;
+            }
+        }
         x[exidx[k]] = v;
     }
     *xout = x;
