@@ -63,7 +63,7 @@ __all__ = [
 # substitute (core)
 # -------------------------------------------------------------------------------------------
 @check("substitute.signed_zeros", claim="EQ1", spec="§2.1 sq is arithmetic: -0.0 and +0.0 coordinates are equal (t = 1 included)",
-       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m96_t1_memcmp",))
+       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m96_t1_memcmp",), complete_only=True)
 def check_substitute_signed_zeros(impl: Any, ctx: Context) -> None:
     """Rows that differ only in the sign of zero coordinates are at sq = 0 and merge, at t = 1 and below."""
     a = np.array([[0.0, 1.0, 0.0, 0.0], [-0.0, 1.0, -0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [-0.0, -0.0, 1.0, -0.0]], dtype=np.float32)

@@ -25,6 +25,7 @@ CHECK_MODULES: tuple[tuple[str, bool], ...] = (
     ("lam_ref.conformance.checks", True),
     ("lam_ref.conformance.checks_edges", True),
     ("lam_ref.conformance.checks_extra", False),
+    ("lam_ref.conformance.checks_keptset", True),
     ("lam_ref.conformance.vectors.checks", False),
 )
 

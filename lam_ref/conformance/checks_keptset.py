@@ -1,0 +1,280 @@
+"""Checks of the kept-set form (SPEC §15.5), the float32-cosine precision profile (SPEC §2.2) and
+generic identical rows at t = 1.
+
+* profiles ``kept-set`` / ``kept-set-f32``: an implementation exposing ``kept(embeddings, t)``
+  (:mod:`lam_ref.conformance.keptset`) is judged on the output form (indices in range, ascending,
+  no duplicates: a failed check naming the index), soundness (every dropped row has a kept row
+  within δ; a named witness is within δ), equality with the oracle's kept set (and lowest witness)
+  for COMPLETE, the prefix property (the kept set of a prefix is the prefix of the kept set), and,
+  where it reports the pairs it found, the SPEC §15.1 rule over those pairs;
+* profile ``core-f32``: ``substitute`` judged with the float32-cosine tie band;
+* ``substitute.identical_t1`` and ``substitute.ties_sound`` (profile ``core``): generic-valued
+  identical rows merge at t = 1 (their float32 self-similarity may round below 1), and the exact
+  ties and signed zeros held to soundness for every implementation, COMPLETE or not.
+
+Each judgement is :func:`lam_ref.conformance.precision.judge` (a replay of Algorithm 2 on the
+implementation's own earlier decisions); the ``-f32`` variants pass it the band of
+:func:`lam_ref.conformance.precision.cosine_f32_band_sq`, the exact ones an empty band.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ..geometry import delta_sq, kept_mask
+from ..strategies import adversarial_pairs, embeddings_and_threshold, near_duplicate_clusters, stars
+from ..substitution import oracle
+from .checks import EXACT_TIES, _embeddings_and_t, _substitute
+from .harness import Context, check
+from .keptset import KeptOutput, read_kept
+from .precision import band_for, judge
+
+__all__ = ["identical_rows_t1", "judge_case"]
+
+_SIGNED_ZEROS = np.array([[0.0, 1.0, 0.0, 0.0], [-0.0, 1.0, -0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [-0.0, -0.0, 1.0, -0.0]],
+                         dtype=np.float32)
+
+
+@st.composite
+def identical_rows_t1(draw: Any, max_distinct: int = 6, max_dim: int = 48) -> tuple[np.ndarray, float]:
+    """``(E, 1.0)``: generic float32 unit rows (values not exactly representable in few bits, so a
+    float32 self-similarity may round below 1) and later exact copies of some of them."""
+    k = draw(st.integers(1, max_distinct))
+    d = draw(st.integers(2, max_dim))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    base = rng.standard_normal((k, d))
+    base = (base / np.linalg.norm(base, axis=1, keepdims=True)).astype(np.float32)
+    order = draw(st.lists(st.integers(0, k - 1), min_size=k, max_size=3 * k))
+    rows = np.concatenate([base, base[np.array(order, dtype=np.int64)]]) if order else base
+    return rows, 1.0
+
+
+def _mixed() -> st.SearchStrategy[Any]:
+    """Random, clustered, star, boundary-pair and t = 1 identical-row cases."""
+    return st.one_of(
+        embeddings_and_threshold(min_n=1, max_n=30, min_dim=1, max_dim=24),
+        embeddings_and_threshold(min_n=2, max_n=30, min_dim=2, max_dim=12, min_t=0.8, max_t=0.99, spread=1.2),
+        stars(min_leaves=2, max_leaves=6, min_dim=8, max_dim=16),
+        near_duplicate_clusters(max_clusters=4, max_size=5, min_dim=8, max_dim=16),
+        adversarial_pairs(min_pairs=1, max_pairs=5, min_dim=16, max_dim=64),
+        adversarial_pairs(min_pairs=2, max_pairs=6, min_dim=16, max_dim=64, max_hair=3e-2),  # outside the f32 band too
+        identical_rows_t1(),
+    )
+
+
+def _case(case: Any) -> tuple[np.ndarray, float]:
+    if hasattr(case, "inside"):  # AdversarialPairs
+        return case.embeddings, case.t
+    return _embeddings_and_t(case)
+
+
+def call_kept(impl: Any, e: np.ndarray, t: float, where: str = "kept") -> KeptOutput:
+    """Run ``kept`` on a copy-checked input and read its answer (:func:`~lam_ref.conformance.keptset.read_kept`)."""
+    before = e.copy()
+    out = impl.kept(e, t)
+    assert np.array_equal(e, before, equal_nan=True), f"{where} modified its input embeddings (it must not)"
+    return read_kept(out, e.shape[0], where)
+
+
+def judge_case(e: np.ndarray, t: float, got: KeptOutput, *, precision: str, complete: bool, soundness_only: bool) -> None:
+    """Assert the replay judge finds nothing (soundness only, or the full rule for COMPLETE)."""
+    findings = judge(e, t, got.mask, got.witness, band=band_for(precision, e), complete=complete and not soundness_only)
+    if findings:
+        f = findings[0]
+        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+        raise AssertionError(f"{f.text}{more} [{f.property}; t = {t!r}, δ² = {delta_sq(t)!r}, precision {precision}]")
+
+
+def _found_pairs_rule(e: np.ndarray, t: float, got: KeptOutput, precision: str) -> None:
+    """SPEC §15.1 over the pairs it reports: dropped iff a found pair within δ names an earlier kept row."""
+    if got.pairs is None:
+        return
+    band = band_for(precision, e)
+    d2 = delta_sq(t)
+    found: dict[int, list[int]] = {}
+    for i, j in got.pairs.tolist():
+        sq = float(np.sum((e[i].astype(np.float64) - e[j].astype(np.float64)) ** 2))
+        if sq <= d2 + band:
+            found.setdefault(i, []).append(j)
+    for i in range(e.shape[0]):
+        kept_partners = [j for j in found.get(i, []) if got.mask[j]]
+        if got.mask[i]:
+            assert not kept_partners, (
+                f"row {i} was kept although it reported a pair with kept row {min(kept_partners)} within δ "
+                "(SPEC §15.1: an incomplete implementation merges into the lowest id among the pairs it found)"
+            )
+        elif i:
+            assert kept_partners, (
+                f"row {i} was dropped but none of the pairs it reported names an earlier kept row within δ (SPEC §15.1)"
+            )
+
+
+def _prefix_property(impl: Any, e: np.ndarray, t: float, got: KeptOutput, precision: str) -> None:
+    """The kept set of every prefix ``E[:k]`` is the kept set of ``E`` cut at ``k`` (greedy decides row i from rows < i)."""
+    n = e.shape[0]
+    for k in sorted({1, n // 2, n - 1} - {0, n}):
+        sub = call_kept(impl, e[:k].copy(), t, f"kept (prefix of {k} rows)")
+        diff = np.flatnonzero(sub.mask != got.mask[:k])
+        if diff.size:
+            i = int(diff[0])
+            if precision != "float64-exact":
+                band = band_for(precision, e)
+                if judge(e[:k], t, sub.mask, band=band, complete=False) == [] and _in_band(e, t, i, band):
+                    continue  # a tie-band decision may go either way in either call
+            raise AssertionError(
+                f"prefix property: on the first {k} rows row {i} is {'kept' if sub.mask[i] else 'dropped'}, on all {n} "
+                f"rows it is {'kept' if got.mask[i] else 'dropped'}: the decision on a row must depend only on earlier rows (SPEC §5)"
+            )
+
+
+def _in_band(e: np.ndarray, t: float, i: int, band: float) -> bool:
+    if i == 0:
+        return False
+    sq = np.sum((e[:i].astype(np.float64) - e[i].astype(np.float64)) ** 2, axis=1)
+    return bool((np.abs(sq - delta_sq(t)) <= band).any())
+
+
+def _register_kept(profile: str, precision: str, prefix: str) -> None:
+    """Register the kept-set checks of one profile (exact or float32-cosine)."""
+    tag = "" if precision == "float64-exact" else " (float32-cosine tie band)"
+
+    @check(f"{prefix}.contract", claim="DEF1", spec="§15.5 kept: ascending in-range indices, no duplicates, input untouched",
+           parts=("kept",), profiles=(profile,), shown_to_fail_on=("m200_kept_unsorted", "m201_kept_duplicate"))
+    def check_kept_contract(impl: Any, ctx: Context) -> None:
+        """kept returns ascending, distinct, in-range row indices (row 0 kept), leaves its input alone, is deterministic."""
+
+        def body(case: Any) -> None:
+            e, t = _case(case)
+            first = call_kept(impl, e, t)
+            again = call_kept(impl, e, t, "kept (second call)")
+            assert np.array_equal(first.mask, again.mask), "kept is not deterministic: two calls on the same input differ"
+
+        ctx.run(_mixed(), body, examples=60)
+
+    @check(f"{prefix}.sound", claim="DEF1", spec="§5/§15.5 every dropped row has a kept row within δ" + tag,
+           parts=("kept",), profiles=(profile,), shown_to_fail_on=("m202_kept_drops_unrepresented",))
+    def check_kept_sound(impl: Any, ctx: Context) -> None:
+        """Every dropped row has an earlier kept row within δ, and a named witness is within δ, COMPLETE or not."""
+
+        def body(case: Any) -> None:
+            e, t = _case(case)
+            got = call_kept(impl, e, t)
+            judge_case(e, t, got, precision=precision, complete=impl.complete, soundness_only=True)
+            _found_pairs_rule(e, t, got, precision)
+
+        ctx.run(_mixed(), body, examples=120)
+
+    @check(f"{prefix}.equals_oracle", claim="DEF1", spec="§5/§15.5 kept set (and lowest witness) of the oracle" + tag,
+           parts=("kept",), profiles=(profile,), complete_only=True,
+           shown_to_fail_on=("m204_kept_nearest_witness",) + (("m203_kept_strict",) if precision == "float64-exact" else ()))
+    def check_kept_equals_oracle(impl: Any, ctx: Context) -> None:
+        """A COMPLETE implementation keeps exactly the oracle's rows and names the lowest kept row within δ."""
+
+        def body(case: Any) -> None:
+            e, t = _case(case)
+            got = call_kept(impl, e, t)
+            judge_case(e, t, got, precision=precision, complete=True, soundness_only=False)
+
+        for name, rows, t, want in EXACT_TIES:
+            e = np.array(rows, dtype=np.float32)
+            ctx.note({"case": name, "embeddings": e, "t": t, "expected_pi": want})
+            body((e, t))
+        ctx.run(_mixed(), body, examples=150)
+
+    @check(f"{prefix}.prefix", claim="ONLINE", spec="§5/§15.5 the kept set of a prefix is the prefix of the kept set",
+           parts=("kept",), profiles=(profile,), shown_to_fail_on=("m205_kept_keeps_newest",))
+    def check_kept_prefix(impl: Any, ctx: Context) -> None:
+        """kept(E[:k]) equals kept(E) cut at k for k = 1, N/2, N-1: each decision depends on earlier rows only."""
+
+        def body(case: Any) -> None:
+            e, t = _case(case)
+            got = call_kept(impl, e, t)
+            _prefix_property(impl, e, t, got, precision)
+
+        ctx.run(_mixed(), body, examples=60)
+
+    for f in (check_kept_contract, check_kept_sound, check_kept_equals_oracle, check_kept_prefix):
+        globals()[f"{f.__name__}_{prefix.replace('-', '_').replace('.', '_')}"] = f
+
+
+_register_kept("kept-set", "float64-exact", "kept")
+_register_kept("kept-set-f32", "float32-cosine", "kept_f32")
+
+
+# -------------------------------------------------------------------------------------------
+# π form under the float32-cosine profile
+# -------------------------------------------------------------------------------------------
+def _as_kept(pi: np.ndarray) -> KeptOutput:
+    return KeptOutput(kept_mask(pi), pi)
+
+
+@check("substitute_f32.sound", claim="DEF1", spec="§2.2/§5 every merge within δ, up to the float32-cosine tie band",
+       parts=("substitute",), profiles=("core-f32",), shown_to_fail_on=("m209_cosine_f16",))
+def check_substitute_f32_sound(impl: Any, ctx: Context) -> None:
+    """Every merge is within δ (pairs in the float32-cosine tie band may go either way), COMPLETE or not."""
+
+    def body(case: Any) -> None:
+        e, t = _case(case)
+        pi = _substitute(impl, e, t)
+        judge_case(e, t, _as_kept(pi), precision="float32-cosine", complete=impl.complete, soundness_only=True)
+
+    ctx.run(_mixed(), body, examples=120)
+
+
+@check("substitute_f32.equals_oracle", claim="DEF1", spec="§2.2/§5 the oracle's π outside the float32-cosine tie band",
+       parts=("substitute",), profiles=("core-f32",), complete_only=True,
+       shown_to_fail_on=("m208_cosine_f32_nearest",))
+def check_substitute_f32_equals_oracle(impl: Any, ctx: Context) -> None:
+    """A COMPLETE implementation returns the oracle's π, except that pairs in the tie band may go either way."""
+
+    def body(case: Any) -> None:
+        e, t = _case(case)
+        pi = _substitute(impl, e, t)
+        judge_case(e, t, _as_kept(pi), precision="float32-cosine", complete=True, soundness_only=False)
+
+    for name, rows, t, want in EXACT_TIES:
+        e = np.array(rows, dtype=np.float32)
+        ctx.note({"case": name, "embeddings": e, "t": t, "expected_pi": want})
+        body((e, t))
+    ctx.run(_mixed(), body, examples=150)
+
+
+# -------------------------------------------------------------------------------------------
+# core: generic identical rows at t = 1, ties held evenly
+# -------------------------------------------------------------------------------------------
+@check("substitute.identical_t1", claim="EQ1", spec="§2.1 generic identical rows are at sq = 0 = δ² and merge at t = 1",
+       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m206_cosine_f32",))
+def check_substitute_identical_t1(impl: Any, ctx: Context) -> None:
+    """At t = 1 exact copies of generic float32 unit rows (self-similarity may round below 1 in float32) merge; distinct rows do not."""
+
+    def body(case: tuple[np.ndarray, float]) -> None:
+        e, t = case
+        pi = _substitute(impl, e, t)
+        want = oracle(e, t).pi
+        if impl.complete:
+            diff = np.flatnonzero(pi != want)
+            assert diff.size == 0, (
+                f"t = 1: row {int(diff[0])} is an exact copy of row {int(want[diff[0]])} (sq = 0 = δ²) but π[{int(diff[0])}] = "
+                f"{int(pi[diff[0]])}; identical rows merge whatever their float32 self-similarity rounds to (SPEC §2.1)"
+                if want[diff[0]] != diff[0] else f"t = 1: row {int(diff[0])} has no identical earlier row but π = {int(pi[diff[0]])}"
+            )
+        else:
+            judge_case(e, t, _as_kept(pi), precision="float64-exact", complete=False, soundness_only=True)
+
+    ctx.run(identical_rows_t1(), body, examples=80)
+
+
+@check("substitute.ties_sound", claim="EQ1", spec="§2.1/§15.1 exact ties and signed zeros: every merge within δ, COMPLETE or not",
+       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m207_incomplete_two_minus_t",))
+def check_substitute_ties_sound(impl: Any, ctx: Context) -> None:
+    """On the exact-tie and signed-zero cases every implementation, COMPLETE or not, merges only within δ
+    (the COMPLETE-only checks exact_ties and signed_zeros then demand the merges themselves)."""
+    cases = [(name, np.array(rows, dtype=np.float32), t) for name, rows, t, _ in EXACT_TIES]
+    cases += [(f"signed zeros at t = {t}", _SIGNED_ZEROS, t) for t in (1.0, 0.999, 0.5)]
+    for name, e, t in cases:
+        ctx.note({"case": name, "embeddings": e, "t": t})
+        pi = _substitute(impl, e, t, f"substitute ({name})")
+        judge_case(e, t, _as_kept(pi), precision="float64-exact", complete=impl.complete, soundness_only=True)
