@@ -144,7 +144,7 @@ def _register_kept(profile: str, precision: str, prefix: str) -> None:
     @check(f"{prefix}.contract", claim="DEF1", spec="§15.5 kept: ascending in-range indices, no duplicates, input untouched",
            parts=("kept",), profiles=(profile,), shown_to_fail_on=("m200_kept_unsorted", "m201_kept_duplicate"))
     def check_kept_contract(impl: Any, ctx: Context) -> None:
-        """kept returns ascending, distinct, in-range row indices (row 0 kept), leaves its input alone, is deterministic."""
+        """kept returns ascending, distinct, in-range row indices, leaves its input alone, is deterministic."""
 
         def body(case: Any) -> None:
             e, t = _case(case)

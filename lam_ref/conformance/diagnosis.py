@@ -19,7 +19,7 @@ from ..substitution import oracle
 from .keptset import KeptOutput, read_kept
 from .precision import band_for, judge
 
-__all__ = ["VOCABULARY", "diagnose", "summarize", "summary_lines"]
+__all__ = ["VOCABULARY", "diagnose", "summarize", "summary_lines", "vocabulary_table"]
 
 #: Every property a diagnosis may name, with its meaning (docs/conformance.md lists them).
 VOCABULARY: dict[str, str] = {
@@ -244,3 +244,10 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         if summary.get(outcome):
             lines.append(f"{outcome.replace('_', ' ')}: {', '.join(summary[outcome])}")
     return lines
+
+
+def vocabulary_table() -> str:
+    """The markdown table of :data:`VOCABULARY` (docs/conformance.md, block ``vocabulary-table``)."""
+    rows = ["| property | meaning |", "|---|---|"]
+    rows += [f"| `{word}` | {meaning} |" for word, meaning in VOCABULARY.items()]
+    return "\n".join(rows)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..geometry import LamValueError
 from ._implementation import DEFAULT_IMPL, PART_ATTRIBUTES, Implementation
+from .adapters import resolve_adapter
 from .exec_client import ExecImplementation
 from .profiles import default_profiles, validate_profiles
 from .verdicts import read_budget
@@ -155,7 +156,7 @@ def load_implementation(
         return impl
     if isinstance(impl, types.ModuleType):
         return PythonImplementation(impl)
-    spec = resolve_spec(impl)
+    spec = resolve_adapter(resolve_spec(impl))  # a short name (semhash, langchain, ...) is a shipped adapter
     if spec.startswith("exec:"):
         return ExecImplementation(spec[len("exec:") :], timeout=exec_timeout)
     return PythonImplementation(_import(spec), spec)
