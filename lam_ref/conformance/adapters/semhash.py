@@ -23,7 +23,7 @@ _semhash = require("semhash", "semhash", "semhash")
 _vicinity = require("vicinity", "semhash", "semhash")
 
 NAME = "semhash (exact backend)"
-__version__ = version_of("semhash")
+__version__ = str(getattr(_semhash, "__version__", None) or version_of("semhash"))
 COMPLETE = True
 PROFILES = {"kept-set", "kept-set-f32"}
 BACKEND = "basic"
@@ -52,19 +52,22 @@ def _index(embeddings: np.ndarray, records: list[str], backend: str) -> Any:
         return cls.from_records(records, model=_RowsEncoder(embeddings), use_ann=backend != "basic")
 
 
-def kept_with(embeddings: Any, t: float, backend: str) -> tuple[np.ndarray, np.ndarray]:
+def kept_with(embeddings: Any, t: float, backend: str) -> Any:
     """The rows semhash keeps at threshold ``t`` and the witness it names for each dropped row."""
     e = np.asarray(embeddings)
     n = e.shape[0]
     records = [str(i) for i in range(n)]
     result = _index(e, records, backend).self_deduplicate(threshold=float(t))
     kept = np.array(sorted(int(r) for r in result.selected), dtype=np.int64)
+    if not all(hasattr(dup, "duplicate_of") for dup in result.filtered):
+        return kept, None  # semhash < 0.5 lists every neighbour, kept or not: no witness to judge
     witness = np.arange(n, dtype=np.int64)
     for dup in result.filtered:
         witness[int(dup.record)] = int(dup.duplicate_of)
     return kept, witness
 
 
-def kept(embeddings: Any, t: float) -> tuple[np.ndarray, np.ndarray]:
-    """SPEC §15.5 kept-set form: semhash's selected rows and ``duplicate_of`` witnesses."""
-    return kept_with(embeddings, t, BACKEND)
+def kept(embeddings: Any, t: float) -> Any:
+    """SPEC §15.5 kept-set form: semhash's selected rows and ``duplicate_of`` witnesses (0.5 on)."""
+    k, witness = kept_with(embeddings, t, BACKEND)
+    return k if witness is None else (k, witness)

@@ -19,6 +19,7 @@ PROFILES = {"kept-set", "kept-set-f32"}
 __all__ = ["COMPLETE", "NAME", "PROFILES", "__version__", "kept"]
 
 
-def kept(embeddings: Any, t: float) -> tuple[np.ndarray, np.ndarray]:
+def kept(embeddings: Any, t: float) -> Any:
     """SPEC §15.5 kept-set form over semhash's usearch index."""
-    return kept_with(embeddings, t, "usearch")
+    k, witness = kept_with(embeddings, t, "usearch")
+    return k if witness is None else (k, witness)
