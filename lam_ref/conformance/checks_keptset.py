@@ -30,7 +30,7 @@ from ..substitution import oracle
 from .checks import EXACT_TIES, _embeddings_and_t, _substitute
 from .harness import Context, check
 from .keptset import KeptOutput, read_kept
-from .precision import band_for, judge
+from .precision import band_for, found_pair_findings, judge
 
 __all__ = ["identical_rows_t1", "judge_case"]
 
@@ -89,27 +89,11 @@ def judge_case(e: np.ndarray, t: float, got: KeptOutput, *, precision: str, comp
 
 
 def _found_pairs_rule(e: np.ndarray, t: float, got: KeptOutput, precision: str) -> None:
-    """SPEC §15.1 over the pairs it reports: dropped iff a found pair within δ names an earlier kept row."""
+    """SPEC §15.1 over the pairs it reports (:func:`~lam_ref.conformance.precision.found_pair_findings`)."""
     if got.pairs is None:
         return
-    band = band_for(precision, e)
-    d2 = delta_sq(t)
-    found: dict[int, list[int]] = {}
-    for i, j in got.pairs.tolist():
-        sq = float(np.sum((e[i].astype(np.float64) - e[j].astype(np.float64)) ** 2))
-        if sq <= d2 + band:
-            found.setdefault(i, []).append(j)
-    for i in range(e.shape[0]):
-        kept_partners = [j for j in found.get(i, []) if got.mask[j]]
-        if got.mask[i]:
-            assert not kept_partners, (
-                f"row {i} was kept although it reported a pair with kept row {min(kept_partners)} within δ "
-                "(SPEC §15.1: an incomplete implementation merges into the lowest id among the pairs it found)"
-            )
-        elif i:
-            assert kept_partners, (
-                f"row {i} was dropped but none of the pairs it reported names an earlier kept row within δ (SPEC §15.1)"
-            )
+    findings = found_pair_findings(e, t, got.mask, got.pairs, band_for(precision, e))
+    assert not findings, f"{findings[0].text} [{findings[0].property}; t = {t!r}, precision {precision}]"
 
 
 def _prefix_property(impl: Any, e: np.ndarray, t: float, got: KeptOutput, precision: str) -> None:
@@ -155,7 +139,7 @@ def _register_kept(profile: str, precision: str, prefix: str) -> None:
         ctx.run(_mixed(), body, examples=60)
 
     @check(f"{prefix}.sound", claim="DEF1", spec="§5/§15.5 every dropped row has a kept row within δ" + tag,
-           parts=("kept",), profiles=(profile,), shown_to_fail_on=("m202_kept_drops_unrepresented",))
+           parts=("kept",), profiles=(profile,), shown_to_fail_on=("m202_kept_drops_unrepresented", "m210_kept_pairs_window"))
     def check_kept_sound(impl: Any, ctx: Context) -> None:
         """Every dropped row has an earlier kept row within δ, and a named witness is within δ, COMPLETE or not."""
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..geometry import validate_embeddings, validate_threshold
 from ..substitution import oracle
 from .keptset import KeptOutput, read_kept
-from .precision import band_for, judge
+from .precision import band_for, found_pair_findings, judge
 
 __all__ = ["VOCABULARY", "diagnose", "summarize", "summary_lines", "vocabulary_table"]
 
@@ -29,6 +29,7 @@ VOCABULARY: dict[str, str] = {
     "unsound-merge": "a dropped row names a witness beyond δ",
     "witness-not-kept": "a dropped row names a witness that is not an earlier kept row",
     "witness-differs": "the witness is a kept row within δ but not the lowest one (SPEC §5)",
+    "found-pair-ignored": "a row was kept although a pair it reported names an earlier kept row within δ (SPEC §15.1)",
     "strict-threshold": "a pair exactly at sq = δ² was not merged: the comparison is strict (<), not <=",
     "threshold-precision": "the wrong decision is on a pair within the float32-cosine tie band of δ²: precision at the threshold",
     "prefix-property": "the decision on a row depends on later rows: the kept set of a prefix is not the prefix of the kept set",
@@ -159,6 +160,8 @@ def diagnose(impl: Any, case: Any, profiles: tuple[str, ...] = ("core",)) -> dic
     precision = "float32-cosine" if profiles and all(p.endswith("-f32") for p in profiles) else "float64-exact"
     findings = [f.to_json() for f in judge(e, t, answer.mask, answer.witness, band=band_for(precision, e),
                                              complete=impl.complete)]
+    if answer.pairs is not None:
+        findings += [f.to_json() for f in found_pair_findings(e, t, answer.mask, answer.pairs, band_for(precision, e))]
     want = oracle(e, t).pi
     out: dict[str, Any] = {
         "kept_equal": bool(np.array_equal(answer.mask, want == np.arange(e.shape[0]))),

@@ -31,6 +31,7 @@ __all__ = [
     "Finding",
     "band_for",
     "cosine_f32_band_sq",
+    "found_pair_findings",
     "gamma",
     "judge",
     "norm_deviation",
@@ -188,3 +189,25 @@ def _unrepresented(e: np.ndarray, i: int, kept_ids: np.ndarray, earlier: np.ndar
             return Finding("later-row-kept", i, j, float(sql[later == j][0]), d2,
                            f"row {i} was dropped and the later row {j} within δ was kept: greedy keeps the earlier one")
     return Finding("unrepresented-drop", i, None, None, d2, f"row {i} was dropped but no kept row lies within δ of it")
+
+
+def found_pair_findings(e: np.ndarray, t: float, kept: np.ndarray, pairs: np.ndarray, band: float = 0.0) -> list[Finding]:
+    """SPEC §15.1 over the pairs an implementation reports: row ``i`` is dropped iff one of its pairs
+    within δ (up to ``band``) names an earlier kept row (the lowest id among the pairs it found)."""
+    d2 = delta_sq(t)
+    partners: dict[int, list[int]] = {}
+    for i, j in np.asarray(pairs).reshape(-1, 2).tolist():
+        sq = float(sq_dist_rows(e, np.array([i]), e[np.array([j])])[0])
+        if sq <= d2 + band and kept[j]:
+            partners.setdefault(i, []).append(j)
+    out = []
+    for i in range(e.shape[0]):
+        mine = partners.get(i, [])
+        if kept[i] and mine:
+            out.append(Finding("found-pair-ignored", i, min(mine), None, d2,
+                               f"row {i} was kept although it reported a pair with kept row {min(mine)} within δ "
+                               "(SPEC §15.1: it merges into the lowest id among the pairs it found)"))
+        elif not kept[i] and i and not mine:
+            out.append(Finding("unrepresented-drop", i, None, None, d2,
+                               f"row {i} was dropped but none of the pairs it reported names an earlier kept row within δ"))
+    return out

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from . import require
 from .semhash import __version__, kept_with
 
