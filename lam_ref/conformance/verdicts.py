@@ -136,6 +136,8 @@ def _size_of(case: Any) -> str:
     elif hasattr(case, "embeddings"):
         arrays = [case.embeddings]
     if not arrays:
+        if isinstance(case, dict) and isinstance(case.get("n"), (int, np.integer)):
+            return f"{int(case['n']):,} rows" + (f" ({case['case']})" if isinstance(case.get("case"), str) else "")
         return "size unknown"
     a = max(arrays, key=lambda x: x.size)
     return f"{a.shape[0]:,} rows of D = {a.shape[1]}" if a.ndim == 2 else f"{a.size:,} values"
@@ -168,7 +170,9 @@ def resource_reason(exc: BaseException, check_id: str, case: Any) -> str | None:
             kind = "exec server killed by a signal"
         if kind is not None:
             rows = SCALE_ROWS.get(check_id)
-            size = _size_of(case) if case is not None else (f"{rows:,} rows" if rows else "size unknown")
+            size = _size_of(case) if case is not None else "size unknown"
+            if size == "size unknown" and rows:
+                size = f"up to {rows:,} rows"
             return (f"RESOURCE: {kind} at {size} in {check_id}: a resource limit of this machine, not a contract "
                     f"failure (declare BUDGET to skip scale checks) [{type(e).__name__}: {str(e)[:200]}]")
     return None
