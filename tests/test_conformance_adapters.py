@@ -74,7 +74,7 @@ def test_band_formula_values():
 
 def test_float32_cosine_control_passes_core_f32_and_fails_core():
     """An allowed float32 cosine implementation (control c15, profile core-f32) passes; the same code under
-    the exact core profile (m206) fails on generic identical rows at t = 1 with threshold-precision; a
+    the exact core profile (m206) fails on near copies at t = 1 with threshold-precision; a
     float16 cosine (m209) fails core-f32."""
     ok = _run(M + "controls.c15_cosine_f32", ["substitute_f32"])
     assert ok and all(r.outcome == "passed" for r in ok.values()), {k: (r.outcome, r.message) for k, r in ok.items()}

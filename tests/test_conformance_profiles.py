@@ -14,7 +14,8 @@ from lam_ref.conformance.profiles import PROFILES, default_profiles, profile_ver
 from lam_ref.conformance.report import validate_report
 from lam_ref.geometry import LamValueError
 
-NAMES = ["core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2", "session-v1"]
+NAMES = ["core", "online", "l0", "l0-stubs", "codec-bound", "codec-v1", "codec-v2", "core-f32", "kept-set", "kept-set-f32",
+         "session-v1"]
 
 
 def test_the_seven_profiles_of_issue_21_exist_and_every_check_belongs_to_one():

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..geometry import delta_sq, sq_dist_rows
+from ..geometry import TIE_BAND, delta_sq, sq_dist_rows
 
 __all__ = [
     "PRECISIONS",
@@ -77,10 +77,16 @@ def norm_deviation(e: np.ndarray) -> float:
     return float(np.max(np.abs(n - 1.0)))
 
 
-def band_for(precision: str, e: np.ndarray) -> float:
-    """The tie band half-width (in ``sq``) that ``precision`` allows on input ``e`` (0 for exact)."""
+def band_for(precision: str, e: np.ndarray, *, exact_ties: bool = False) -> float:
+    """The tie band half-width (in ``sq``) that ``precision`` allows on input ``e``.
+
+    ``float64-exact``: the generator's margin :data:`~lam_ref.geometry.TIE_BAND` (1e-9, where an
+    implementation computing distances another way, e.g. ``2 - 2a·b`` in float64, may differ), and 0
+    on ``exact_ties`` (cases built from exactly representable values, where ``sq == δ²`` MUST merge).
+    ``float32-cosine``: :func:`cosine_f32_band_sq` for the input's D and norms.
+    """
     if precision == "float64-exact":
-        return 0.0
+        return 0.0 if exact_ties else TIE_BAND
     if precision == "float32-cosine":
         return cosine_f32_band_sq(max(1, int(e.shape[1])), norm_deviation(e))
     raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")

@@ -1,7 +1,7 @@
 """Mutant under ``core``: decides ``fl32(â·b̂) >= t`` on rows normalized in float32 (a typical cosine
 library). The same code is allowed under the ``core-f32`` profile (SPEC §2.2,
-``controls.c15_cosine_f32``); under ``core`` it fails on generic identical rows at t = 1, whose
-float32 self-similarity can round below 1."""
+``controls.c15_cosine_f32``); under ``core`` it fails at t = 1 on near copies of generic rows
+(sq from 1e-8 to 1e-6, beyond the exact profile's tie band), whose float32 cosine rounds to 1."""
 
 from __future__ import annotations
 
