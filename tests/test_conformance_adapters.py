@@ -216,6 +216,10 @@ def test_budget_rows_shows_scale_checks_as_not_run(tmp_path, monkeypatch):
                           started=0, finished=1)
     assert report["profiles"]["core"]["verdict"] == "incomplete", report["profiles"]["core"]
     assert validate_report(report) == [], validate_report(report)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    server = f"{sys.executable} -m lam_ref.conformance.server --impl budget_impl"
+    over_exec = run_checks(f"exec:{server}", select=["substitute.large_ids"], exec_timeout=30)
+    assert [r.outcome for r in over_exec] == ["not_run"], [(r.outcome, r.reason) for r in over_exec]
     _module(tmp_path, "bad_budget", "from lam_ref.conformance.adapter import substitute\nBUDGET = {'rows': -1}\n")
     with pytest.raises(LamValueError, match=r"BUDGET\['rows'\] must be a positive number"):
         run_checks("bad_budget", select=["substitute.contract"])
