@@ -60,6 +60,14 @@ def identical_rows_t1(draw: Any, max_distinct: int = 6, max_dim: int = 48) -> tu
     return np.concatenate(rows), 1.0
 
 
+#: Fixed cases where the lowest and the nearest kept row within δ differ (the witness rule of SPEC §5).
+WITNESS_CASES: list[tuple[str, np.ndarray, float]] = [
+    ("row 2 within δ of kept rows 0 and 1, nearer to 1", np.array([[1, 0, 0], [0, 1, 0], [0.6, 0.8, 0]], dtype=np.float32), 0.5),
+    ("row 3 within δ of kept rows 0, 1, 2, nearest to 2",
+     np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0.36, 0.48, 0.8]], dtype=np.float32), 0.3),
+]
+
+
 def _mixed() -> st.SearchStrategy[Any]:
     """Random, clustered, star, boundary-pair and t = 1 identical-row cases."""
     return st.one_of(
@@ -177,6 +185,9 @@ def _register_kept(profile: str, precision: str, prefix: str) -> None:
             e = np.array(rows, dtype=np.float32)
             ctx.note({"case": name, "embeddings": e, "t": t, "expected_pi": want})
             body((e, t), exact_ties=True)
+        for name, e, t in WITNESS_CASES:
+            ctx.note({"case": name, "embeddings": e, "t": t})
+            body((e, t))
         ctx.run(_mixed(), body, examples=150)
 
     @check(f"{prefix}.prefix", claim="ONLINE", spec="§5/§15.5 the kept set of a prefix is the prefix of the kept set",
@@ -234,6 +245,9 @@ def check_substitute_f32_equals_oracle(impl: Any, ctx: Context) -> None:
         e = np.array(rows, dtype=np.float32)
         ctx.note({"case": name, "embeddings": e, "t": t, "expected_pi": want})
         body((e, t), exact_ties=True)
+    for name, e, t in WITNESS_CASES:
+        ctx.note({"case": name, "embeddings": e, "t": t})
+        body((e, t))
     ctx.run(_mixed(), body, examples=150)
 
 
