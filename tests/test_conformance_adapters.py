@@ -197,6 +197,9 @@ def test_memory_error_is_resource_with_the_size_never_a_contract_failure(tmp_pat
     assert r.outcome == "resource" and "65,600 rows" in r.reason and "MemoryError" in r.reason, (r.outcome, r.reason)
     w = _run("wrong_at_scale", ["substitute.large_ids"], scale=1.0)["substitute.large_ids"]
     assert w.outcome == "failed", f"a wrong π at scale must still fail: {w.outcome} {w.reason}"
+    # a MemoryError on a small input is the implementation's bug (an allocation sized from an unchecked header)
+    small = _run(M + "m130_codec_trusts_n_allocation", ["validation.codec_header"])["validation.codec_header"]
+    assert small.outcome == "failed", f"MemoryError on an 8-byte body must fail, got {small.outcome} {small.reason}"
 
 
 def test_budget_rows_shows_scale_checks_as_not_run(tmp_path, monkeypatch):

@@ -10,8 +10,11 @@ whose reason starts with a tag; :func:`outcome_of_skip` turns the tag into the r
 * ``not_run`` — a scale check larger than the implementation's declared ``BUDGET``
   (``{"rows": int, "seconds": float}``; rows per call, seconds per call): shown as not run, never
   as passed;
-* ``resource`` — the implementation ran out of memory (``MemoryError``), its exec server did not
-  answer in time or was killed by a signal: the size tried is stated; never a contract failure.
+* ``resource`` — on a large input (a scale check of :data:`SCALE_ROWS`, or at least
+  :data:`RESOURCE_MIN_ROWS` rows) the implementation ran out of memory (``MemoryError``), its exec
+  server did not answer in time or was killed by a signal: the size tried is stated; never a
+  contract failure. The same on a small input is a failure (an allocation sized from an unchecked
+  header, a hang).
 
 Every other skip stays ``skipped``.
 """
@@ -156,10 +159,31 @@ def _causes(exc: BaseException) -> list[BaseException]:
     return out
 
 
+#: Below this many rows (or values) a MemoryError or an exec timeout is the implementation's fault (an
+#: allocation sized from an unchecked header, a hang), not the machine's: a contract failure.
+RESOURCE_MIN_ROWS = 10_000
+
+
+def _rows_of(case: Any) -> int | None:
+    """The largest row (or value) count of the arrays a counterexample holds."""
+    if isinstance(case, np.ndarray):
+        return int(case.shape[0]) if case.ndim else 1
+    values = list(case.values()) if isinstance(case, dict) else list(case) if isinstance(case, (tuple, list)) else []
+    if hasattr(case, "embeddings"):
+        values.append(case.embeddings)
+    # arrays only: a count a case merely announces (a codec header's n) is not what was passed
+    sizes = [int(v.shape[0]) if v.ndim == 2 else int(v.size) for v in values if isinstance(v, np.ndarray)]
+    return max(sizes) if sizes else None
+
+
 def resource_reason(exc: BaseException, check_id: str, case: Any) -> str | None:
-    """``"RESOURCE: ..."`` when ``exc`` is a resource exhaustion (module docstring), else ``None``."""
+    """``"RESOURCE: ..."`` when ``exc`` is a resource exhaustion (module docstring) on a large input (a
+    scale check, or at least :data:`RESOURCE_MIN_ROWS` rows), else ``None`` (a failure like any other)."""
     from .exec_client import ExecCrashed, ExecTimeout
 
+    rows = _rows_of(case) if case is not None else None
+    if check_id not in SCALE_ROWS and (rows is None or rows < RESOURCE_MIN_ROWS):
+        return None
     for e in _causes(exc):
         kind = None
         if isinstance(e, MemoryError):
@@ -169,10 +193,9 @@ def resource_reason(exc: BaseException, check_id: str, case: Any) -> str | None:
         elif isinstance(e, ExecCrashed) and "exited with code -" in str(e):
             kind = "exec server killed by a signal"
         if kind is not None:
-            rows = SCALE_ROWS.get(check_id)
             size = _size_of(case) if case is not None else "size unknown"
-            if size == "size unknown" and rows:
-                size = f"up to {rows:,} rows"
+            if size == "size unknown" and check_id in SCALE_ROWS:
+                size = f"up to {SCALE_ROWS[check_id]:,} rows"
             return (f"RESOURCE: {kind} at {size} in {check_id}: a resource limit of this machine, not a contract "
                     f"failure (declare BUDGET to skip scale checks) [{type(e).__name__}: {str(e)[:200]}]")
     return None
