@@ -50,7 +50,7 @@ with canonical Huffman tables per column class (and exact row repeats as referen
 optional like L0's) when it is built and the arrays are on the CPU, ``"c"`` requires it, ``"numpy"``
 runs the code below; all write the same bytes and decode to the same bits.
 
-**GPU** (``pip install lam_ref[gpu]``): the quantizer, the block layer and the reconstruction are
+**GPU** (``pip install -e ".[gpu]"`` in a checkout): the quantizer, the block layer and the reconstruction are
 written once against an array module ``xp``; :func:`codec_encode` / :func:`codec_decode` with
 ``xp=cupy`` (:func:`array_module("cuda") <lam_ref.devices.array_module>`) run them on the device and build only
 the 28-byte header and CRC-32 on the host. The stream is byte-identical to the CPU stream: every

@@ -2,7 +2,7 @@
 
 The exhaustive greedy of Algorithm 2 (:mod:`lam_ref.substitution`) and the L2 codec
 (:mod:`lam_ref.codec`) are written once against an array module ``xp``: numpy on the CPU (every CI
-run), CuPy on a CUDA device (``pip install lam_ref[gpu]``). This module is the one place that maps
+run), CuPy on a CUDA device (``pip install -e '.[gpu]' in a lam_ref checkout``). This module is the one place that maps
 a device name to its module and refuses a device that cannot be used (docs/spec.md §9, §10).
 """
 
@@ -29,7 +29,7 @@ def require_cuda() -> Any:
     try:
         import cupy
     except ImportError as exc:
-        raise LamValueError("device 'cuda' needs CuPy and a CUDA device (pip install lam_ref[gpu]); cupy is not installed") from exc
+        raise LamValueError("device 'cuda' needs CuPy and a CUDA device (pip install -e '.[gpu]' in a lam_ref checkout); cupy is not installed") from exc
     try:
         count = int(cupy.cuda.runtime.getDeviceCount())
     except Exception as exc:  # noqa: BLE001 - any CUDA runtime failure means no usable device

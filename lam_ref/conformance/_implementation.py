@@ -24,6 +24,7 @@ PART_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "lines": ("dedup_lines", "STUB_PREFIX"),
     "codec": ("codec_encode", "codec_decode"),
     "session": ("session_save", "session_load"),
+    "kept": ("kept",),
 }
 #: The parts the exec protocol carries (session files are in-process only).
 EXEC_PARTS = ("substitute", "online", "lines", "codec")
@@ -45,6 +46,8 @@ class Implementation:
     #: the declared profiles (SPEC §15.4); ``profiles_declared`` is False when they are the defaults
     profiles: frozenset[str] = frozenset()
     profiles_declared: bool = False
+    #: the declared budget (``BUDGET = {"rows": int, "seconds": float}``): scale checks beyond it are not run
+    budget: dict[str, float] = {}
 
     def has(self, part: str) -> bool:
         return bool(self.parts.get(part))
@@ -64,6 +67,10 @@ class Implementation:
         raise NotImplementedError
 
     def codec_decode(self, data: bytes) -> Any:
+        raise NotImplementedError
+
+    def kept(self, embeddings: np.ndarray, t: float) -> Any:
+        """The kept-set form (SPEC §15.5): kept indices, optionally with a witness map or the pairs found."""
         raise NotImplementedError
 
     def session_save(self, session: Any, path: str) -> Any:
@@ -91,6 +98,7 @@ class Implementation:
             "expected_failures": dict(self.expected_failures),
             "profiles": sorted(self.profiles),
             "profiles_declared": self.profiles_declared,
+            "budget": dict(self.budget),
         }
 
     def header_lines(self) -> list[str]:

@@ -43,7 +43,9 @@ __all__ = [
     "assert_equal_pi",
     "assert_map",
     "assert_valid_map",
+    "bad_rows",
     "call_substitute",
+    "case_embeddings",
     "expect_value_error",
     "expected_pi",
     "oracle_pi",
@@ -160,3 +162,31 @@ def two_inputs() -> list[tuple[np.ndarray, float]]:
     a = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float32)
     b = np.array([[0, 0, 1], [0, 1, 0], [1, 0, 0]], dtype=np.float32)
     return [(a, 0.9), (b, 0.9)]
+
+
+def case_embeddings(case: Any) -> tuple[np.ndarray, float]:
+    """``(E, t)`` of a drawn case: a pair as drawn, a star ``(E, t, centre)``, or a cluster record."""
+    if isinstance(case, tuple) and len(case) == 3:  # stars: (E, t, centre)
+        return case[0], case[1]
+    if hasattr(case, "embeddings"):  # Clusters
+        return case.embeddings, case.t
+    return case
+
+
+def bad_rows(e: np.ndarray, row: int) -> list[tuple[str, np.ndarray, str | None]]:
+    """Variants of ``e`` with one bad row (SPEC §2.3: NaN, ±inf, a zero row, norms off 1): (name, array,
+    text the message must contain)."""
+    out = []
+    mention = str(row) if row >= 1 else None  # "0" is too common in messages to prove anything
+    for label, value in (("NaN", np.nan), ("+inf", np.inf), ("-inf", -np.inf)):
+        bad = e.copy()
+        bad[row, 0] = value
+        out.append((f"a {label} in row {row}", bad, mention))
+    zero = e.copy()
+    zero[row] = 0.0
+    out.append((f"a zero row {row}", zero, mention))
+    for scale in (1.01, 0.98, 2.0):
+        bad = e.copy()
+        bad[row] = (e[row].astype(np.float64) * scale).astype(np.float32)
+        out.append((f"row {row} with norm {scale}", bad, mention))
+    return out

@@ -301,6 +301,12 @@ class ExecImplementation(Implementation):
         if not isinstance(xf, dict):
             raise ExecProtocolError(f"exec server {self.command!r}: expected_failures must be an object, got {xf!r}")
         self.expected_failures = {str(k): str(v) for k, v in xf.items()}
+        from .verdicts import read_budget  # noqa: PLC0415 - avoids an import cycle
+
+        try:
+            self.budget = read_budget(info.get("budget"), self.command)  # optional {"rows", "seconds"}: scale checks beyond it are not run
+        except ValueError as exc:
+            raise ExecProtocolError(f"exec server {self.command!r}: {exc}") from exc
         self.parts = {p: p in parts for p in PART_ATTRIBUTES}
         self.missing_reasons = {p: f"exec server does not list {p!r} in its parts" for p in PART_ATTRIBUTES if p not in parts}
         prefix = info.get("stub_prefix")

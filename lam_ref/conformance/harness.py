@@ -92,6 +92,8 @@ class Context:
     verbosity: Verbosity = field(default_factory=lambda: Verbosity.normal)
     stats: HypothesisStats = field(default_factory=HypothesisStats)
     counterexample: Any = None
+    #: the diagnosis of the last failure (:func:`lam_ref.conformance.diagnosis.diagnose`), else None
+    diagnosis: Any = None
 
     def __repr__(self) -> str:
         return f"Context(thorough={self.thorough}, scale={self.scale}, examples run={self.stats.examples})"
@@ -103,6 +105,7 @@ class Context:
     def reset(self) -> None:
         self.stats = HypothesisStats(derandomize=not self.thorough)
         self.counterexample = None
+        self.diagnosis = None
 
     def examples(self, base: int) -> int:
         n = base * (THOROUGH_FACTOR if self.thorough else 1) * self.scale
@@ -185,7 +188,9 @@ class Check:
             )
         if self.complete_only and not impl.complete:
             return "implementation declares COMPLETE = False: held to soundness, not to the oracle's exact π (SPEC §15)"
-        return None
+        from .verdicts import precheck
+
+        return precheck(self.id, impl)  # not applicable over exec, or not run within the declared BUDGET
 
     def __call__(self, impl: Any, ctx: Context | None = None) -> None:
         return self.func(impl, ctx)
@@ -246,7 +251,13 @@ def check(
                     )
                 context = ctx if ctx is not None else Context()
                 context.reset()
-                func(implementation, context)
+                try:
+                    func(implementation, context)
+                except CheckSkipped:
+                    raise
+                except Exception as exc:
+                    _after_failure(exc, registered, implementation, context)
+                    raise
             finally:
                 if not isinstance(impl, Implementation):  # loaded here (e.g. an exec server): release it
                     implementation.close()
@@ -266,6 +277,26 @@ def check(
         return wrapper
 
     return deco
+
+
+def _after_failure(exc: Exception, registered: Check, impl: Any, context: Context) -> None:
+    """A resource exhaustion becomes a ``RESOURCE`` skip (:mod:`lam_ref.conformance.verdicts`); any
+    other failure gets its diagnosis (:mod:`lam_ref.conformance.diagnosis`), computed on the
+    counterexample, in ``context.diagnosis`` and as a note on the exception."""
+    from .diagnosis import diagnose
+    from .verdicts import resource_reason
+
+    resource = resource_reason(exc, registered.id, context.counterexample)
+    if resource is not None:
+        raise CheckSkipped(resource) from exc
+    try:
+        context.diagnosis = diagnose(impl, context.counterexample, registered.profiles)
+    except Exception as err:  # noqa: BLE001 - a diagnosis never hides the failure it explains
+        context.diagnosis = {"properties": ["not-reproduced"],
+                             "findings": [{"property": "not-reproduced", "text": f"diagnosis failed: {type(err).__name__}: {err}"}]}
+    note = getattr(exc, "add_note", None)
+    if note is not None:
+        note("diagnosis: " + "; ".join(f.get("text", f["property"]) + f" [{f['property']}]" for f in context.diagnosis["findings"][:3]))
 
 
 def to_jsonable(obj: Any, *, max_items: int = 4096) -> Any:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "EXACT_TIES",
     "HASH32",
     "HASH32_COLLISIONS",
     "PROTOTYPE_NAMES",
@@ -98,3 +99,25 @@ def l0_key_cases() -> list[tuple[str, list[str], list[str]]]:
 #: 2^k ± 1 for the widths ports use (8, 16, 24: float32's mantissa, 31, 32), and 2⁵³ - 1, the largest
 #: integer every JSON reader holds exactly.
 REQUEST_IDS = tuple(n for k in (8, 16, 24, 31, 32) for n in (2**k - 1, 2**k + 1)) + (2**53 - 1,)
+
+
+_H = 0.5
+
+#: Exactly representable cases: (name, rows, t, π). Every sq and δ² here is exact in binary.
+EXACT_TIES: list[tuple[str, list[list[float]], float, list[int]]] = [
+    ("SPEC §2 example: (1,0), (0,1) at t=0: sq = 2 = δ²", [[1, 0], [0, 1]], 0.0, [0, 0]),
+    ("(1,0), (0,1) at t=0.5: sq = 2 > δ² = 1", [[1, 0], [0, 1]], 0.5, [0, 1]),
+    ("antipodes at t=-1: sq = 4 = δ²", [[1, 0], [-1, 0]], -1.0, [0, 0]),
+    ("antipodes at t=0: sq = 4 > δ² = 2", [[1, 0], [-1, 0]], 0.0, [0, 1]),
+    ("three axes at t=0: sq = 2 = δ² for every pair", [[1, 0, 0], [0, 1, 0], [0, 0, 1]], 0.0, [0, 0, 0]),
+    ("duplicates at t=1: sq = 0 = δ²", [[0, 1, 0], [1, 0, 0], [0, 1, 0]], 1.0, [0, 1, 0]),
+    ("half vectors at t=0.5: sq = 1 = δ²", [[_H, _H, _H, _H], [_H, _H, _H, -_H]], 0.5, [0, 0]),
+    ("half vectors at t=0.75: sq = 1 > δ² = 0.5", [[_H, _H, _H, _H], [_H, _H, _H, -_H]], 0.75, [0, 1]),
+    (
+        "two retained at sq = 1 = δ² from the arrival: the lower id wins",
+        [[_H, _H, _H, _H], [_H, -_H, -_H, _H], [_H, _H, -_H, _H]],
+        0.5,
+        [0, 1, 0],
+    ),
+    ("a tie with a dropped chunk does not count: only retained chunks represent", [[1, 0], [0, 1], [-1, 0]], 0.0, [0, 0, 2]),
+]

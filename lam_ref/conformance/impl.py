@@ -32,8 +32,10 @@ import numpy as np
 
 from ..geometry import LamValueError
 from ._implementation import DEFAULT_IMPL, PART_ATTRIBUTES, Implementation
+from .adapters import resolve_adapter
 from .exec_client import ExecImplementation
 from .profiles import default_profiles, validate_profiles
+from .verdicts import read_budget
 
 __all__ = [
     "DEFAULT_IMPL",
@@ -87,6 +89,7 @@ class PythonImplementation(Implementation):
         if self.parts["lines"] and (not isinstance(prefix, str) or not prefix or "\n" in prefix):
             raise LamValueError(f"{self.spec}.STUB_PREFIX must be a non-empty one-line string, got {prefix!r}")
         self.stub_prefix = prefix if self.parts["lines"] else None
+        self.budget = read_budget(getattr(module, "BUDGET", None), self.spec)
         declared = getattr(module, "PROFILES", None)
         self.profiles_declared = declared is not None
         self.profiles = (
@@ -107,6 +110,9 @@ class PythonImplementation(Implementation):
 
     def codec_decode(self, data: bytes) -> Any:
         return self.module.codec_decode(data)
+
+    def kept(self, embeddings: np.ndarray, t: float) -> Any:
+        return self.module.kept(embeddings, t)
 
     def session_save(self, session: Any, path: str) -> Any:
         return self.module.session_save(session, path)
@@ -151,7 +157,7 @@ def load_implementation(
         return impl
     if isinstance(impl, types.ModuleType):
         return _from_module(impl, None, exec_timeout)
-    spec = resolve_spec(impl)
+    spec = resolve_adapter(resolve_spec(impl))  # a short name (semhash, langchain, ...) is a shipped adapter
     if spec.startswith("exec:"):
         return ExecImplementation(spec[len("exec:") :], timeout=exec_timeout)
     return _from_module(_import(spec), spec, exec_timeout)

@@ -39,6 +39,7 @@ from .runner import (
     UnmatchedIdWarning,
     classify,
     counterexample_of,
+    diagnosis_of,
     read_id_file,
     stats_of,
     write_report,
@@ -246,7 +247,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
                 message = exc.exconly()
         stats, counter = stats_of(ctx), counterexample_of(kind, ctx)
         state.results[item.nodeid] = CheckResult(
-            c, kind, rep.duration, message, reason, exception, stats, counter, nodeid=item.nodeid
+            c, kind, rep.duration, message, reason, exception, stats, counter, nodeid=item.nodeid,
+            diagnosis=diagnosis_of(kind, ctx),
         )
         state.event("result", test=state.results[item.nodeid].to_json())
 
@@ -256,9 +258,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(_STATE, None)
     if state is None or state.impl is None or not state.results:
         return
+    from .diagnosis import summarize, summary_lines
     from .profiles import profile_verdicts
 
-    verdicts = profile_verdicts(state.impl.profiles, [r.to_json() for r in state.results.values()])
+    tests = [r.to_json() for r in state.results.values()]
+    for line in summary_lines(summarize(tests)):
+        terminalreporter.write_line("lam_ref conformance: " + line)
+    verdicts = profile_verdicts(state.impl.profiles, tests)
     terminalreporter.write_line(
         "lam_ref conformance profiles: " + "; ".join(f"{name} {v['verdict']}" for name, v in verdicts.items())
     )
@@ -269,7 +275,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state is None:
         return
     path = session.config.getoption("lam_report")
-    summary = {k: 0 for k in ("passed", "failed", "skipped", "xfailed", "xpassed")}
+    from .report import OUTCOMES
+
+    summary = {k: 0 for k in OUTCOMES}
     for r in state.results.values():
         summary[r.outcome] += 1
     try:

@@ -62,6 +62,12 @@ PROFILES: dict[str, Profile] = {
                 ("s9-codec", "s9-bound", "s9-input", "s9-v1")),
         Profile("codec-v2", "L2 codec byte format version 2 (docs/codec.md): decoded bit for bit, every refusal",
                 ("codec",), ("s9-codec", "s9-bound", "s9-v2")),
+        Profile("core-f32", "Algorithm 2 computed as a float32 cosine: exact outside the tie band of §2.2, either answer inside",
+                ("substitute",), ("s2-tie-band", "s5-oracle", "s15-adapter")),
+        Profile("kept-set", "Algorithm 2's kept set (and witnesses, if returned): sound, the oracle's, prefix-closed",
+                ("kept",), ("s2-merge", "s5-oracle", "s15-kept")),
+        Profile("kept-set-f32", "kept-set judged with the float32-cosine tie band of §2.2", ("kept",),
+                ("s2-tie-band", "s5-oracle", "s15-kept")),
         Profile("session-v1", "online session save format version 1 (save, restore, refuse)", ("online", "session"),
                 ("s6-save",)),
     )
@@ -80,6 +86,8 @@ def default_profiles(parts: dict[str, bool]) -> frozenset[str]:
         >>> sorted(default_profiles({"substitute": True, "online": True, "lines": False, "codec": True}))
         ['codec-bound', 'core', 'online']
     """
+    if parts.get("kept") and not parts.get("substitute"):
+        return frozenset({"kept-set"})
     out = {"core"}
     out |= {name for part, name in _DEFAULT_BY_PART.items() if parts.get(part)}
     return frozenset(out)
@@ -129,7 +137,7 @@ def profile_verdicts(declared: Iterable[str], tests: list[dict[str, Any]]) -> di
         failed = [t["id"] for t in mine if t["outcome"] in ("failed", "xpassed")]
         not_run = [
             t["id"] for t in mine
-            if t["outcome"] in ("skipped", "xfailed") and "COMPLETE = False" not in (t.get("reason") or "")
+            if t["outcome"] in ("skipped", "xfailed", "not_run", "resource") and "COMPLETE = False" not in (t.get("reason") or "")
         ]
         if failed:
             verdict, reason = "failed", f"{len(failed)} check(s) failed: {', '.join(failed)}"

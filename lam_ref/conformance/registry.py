@@ -75,12 +75,15 @@ def write_docs(path: str) -> bool:
     import re
     from pathlib import Path
 
+    from .declarations import declarations_table
+    from .diagnosis import vocabulary_table
     from .profiles import markdown_table
 
     page = Path(path)
     text = page.read_text(encoding="utf-8")
     new = text
-    for name, table in (("checks-table", checks_table()), ("profiles-table", markdown_table(CHECKS))):
+    for name, table in (("checks-table", checks_table()), ("profiles-table", markdown_table(CHECKS)),
+                        ("declarations-table", declarations_table(CHECKS)), ("vocabulary-table", vocabulary_table())):
         new = re.sub(rf"(<!-- {name}:start -->\n).*?(\n<!-- {name}:end -->)", lambda m, t=table: m.group(1) + t + m.group(2), new, flags=re.S)
     if new != text:
         page.write_text(new, encoding="utf-8")

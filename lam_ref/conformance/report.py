@@ -10,11 +10,19 @@ Written by ``lam-ref conform --json PATH``, ``pytest --lam-report=PATH`` and
       "implementation": {"spec", "kind", "name", "version", "complete", "parts", "missing",
                          "target", "expected_failures", ...},
       "target": {"where", "cpu", "gpu", "platform", "machine", "python", "libraries"},
-      "summary": {"total", "passed", "failed", "skipped", "xfailed", "xpassed"},
+      "summary": {"total", "passed", "failed", "skipped", "xfailed", "xpassed", "not_applicable", "not_run", "resource"},
+      "properties": {"diagnosed", "compared", "kept_equal", "witness_differs", "prefix_broken",
+                     "properties": {word: {"meaning", "checks"}}, "resource", "not_run", "not_applicable"},
       "profiles": {name: {"declared", "verdict", "reason", "checks", "failed"}},
       "run": {"status", "exit_code", "message"},
       "tests": [ {"id", "nodeid", "claim", "spec", "title", "parts", "profiles", "outcome",
-                  "duration_s", "message", "reason", "exception", "hypothesis", "counterexample"} ]
+                  "duration_s", "message", "reason", "exception", "hypothesis", "counterexample",
+                  "diagnosis"} ]
+
+``properties`` is the per-property summary of the failures' diagnoses
+(:func:`lam_ref.conformance.diagnosis.summarize`); ``diagnosis`` (``null`` unless failed) names the
+properties broken on the counterexample, in the words of
+:data:`lam_ref.conformance.diagnosis.VOCABULARY`.
     }
 
 ``profiles`` holds a verdict per profile (:func:`lam_ref.conformance.profiles.profile_verdicts`:
@@ -60,7 +68,8 @@ __all__ = [
 SCHEMA_ID = "lam_ref.conformance.report"
 RUN_STATUSES = ("completed", "crashed", "timed_out")
 SCHEMA_VERSION = 1
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
+#: not_applicable, not_run and resource: :mod:`lam_ref.conformance.verdicts` (never passed, never a contract failure)
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "not_applicable", "not_run", "resource")
 _LIBRARIES = ("lam_ref", "numpy", "scipy", "hypothesis", "pytest", "xxhash")
 
 #: The report contract as a JSON Schema (draft 2020-12): ``lam_ref/schemas/lam_ref.conformance.report.schema.json``.
@@ -133,6 +142,7 @@ def build_report(
     ``checks`` is the size of the suite (default: the number of records); ``run`` how the run
     ended (default completed); ``describe`` the implementation's facts when ``impl`` is ``None``
     (a supervisor that never loaded it)."""
+    from .diagnosis import summarize
     from .profiles import profile_verdicts
 
     summary = {"total": len(tests), **{k: 0 for k in OUTCOMES}}
@@ -149,6 +159,7 @@ def build_report(
         "implementation": facts,
         "target": execution_target(impl),
         "summary": summary,
+        "properties": summarize(tests),
         "profiles": profile_verdicts(facts.get("profiles") or (), tests),
         "run": run or {"status": "completed", "exit_code": None, "message": None},
         "tests": tests,

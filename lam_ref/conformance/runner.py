@@ -31,6 +31,7 @@ from .harness import Check, CheckSkipped, Context, to_jsonable
 from .impl import Implementation, load_implementation
 from .registry import CHECKS, yield_checks
 from .report import build_report
+from .verdicts import outcome_of_skip
 
 __all__ = [
     "CheckResult",
@@ -72,6 +73,8 @@ class CheckResult:
     counterexample: Any = None
     nodeid: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the property broken, computed on the counterexample (:mod:`lam_ref.conformance.diagnosis`)
+    diagnosis: dict[str, Any] | None = None
 
     @property
     def id(self) -> str:
@@ -97,6 +100,7 @@ class CheckResult:
             "exception": self.exception,
             "hypothesis": self.hypothesis,
             "counterexample": self.counterexample,
+            "diagnosis": to_jsonable(self.diagnosis) if self.diagnosis is not None else None,
         }
 
 
@@ -169,7 +173,7 @@ def classify(*, failed: bool, skipped: str | None = None, expected: str | None =
         ('skipped', 'no codec')
     """
     if skipped is not None:
-        return "skipped", skipped
+        return outcome_of_skip(skipped), skipped  # skipped, or not_applicable / not_run / resource by tag
     if expected is not None:
         return ("xfailed" if failed else "xpassed"), (expected or None)
     return ("failed" if failed else "passed"), None
@@ -200,7 +204,15 @@ def execute(check: Check, impl: Implementation, ctx: Context, expected: str | No
         message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     duration = time.perf_counter() - start
     outcome, reason = classify(failed=exception is not None, skipped=skipped, expected=expected)
-    return CheckResult(check, outcome, duration, message, reason, exception, stats_of(ctx), counterexample_of(outcome, ctx))
+    return CheckResult(check, outcome, duration, message, reason, exception, stats_of(ctx), counterexample_of(outcome, ctx),
+                       diagnosis=diagnosis_of(outcome, ctx))
+
+
+def diagnosis_of(outcome: str, ctx: Any) -> dict[str, Any] | None:
+    """The report's diagnosis of a failure (``None`` for any other outcome)."""
+    if outcome in ("failed", "xfailed") and isinstance(ctx, Context):
+        return ctx.diagnosis
+    return None
 
 
 def run_checks(
@@ -236,7 +248,7 @@ def run_checks(
             if rule is not None and rule[0] == "skip":
                 results.append(CheckResult(c, "skipped", reason=rule[2]))
             elif not_applicable is not None:
-                results.append(CheckResult(c, "skipped", reason=not_applicable))
+                results.append(CheckResult(c, outcome_of_skip(not_applicable), reason=not_applicable))
             else:
                 results.append(execute(c, implementation, ctx, None if rule is None else rule[2]))
     finally:
@@ -276,7 +288,10 @@ def assert_conforms(impl: Any = None, **kwargs: Any) -> list[CheckResult]:
     results = run_checks(impl, **kwargs)
     failed = [r for r in results if r.outcome == "failed"]
     if failed:
-        lines = [f"{len(failed)} of {len(results)} conformance checks failed:"]
+        from .diagnosis import summarize, summary_lines
+
+        lines = summary_lines(summarize([r.to_json() for r in results]))
+        lines += [f"{len(failed)} of {len(results)} conformance checks failed:"]
         lines += [f"  {r.id} [{r.claim}, SPEC {r.check.spec}]: {r.message}" for r in failed]
         raise ConformanceFailure("\n".join(lines), results)
     return results

@@ -71,6 +71,7 @@ def _hello(state: ServerState, msg: dict[str, Any]) -> dict[str, Any]:
         "stub_prefix": impl.stub_prefix,
         "target": impl.target or "python in-process behind the exec server",
         "expected_failures": impl.expected_failures,
+        **({"budget": impl.budget} if impl.budget else {}),
     }, msg)
 
 

@@ -38,25 +38,19 @@ from ..asserts import (
     assert_map,
     assert_valid_map,
     call_substitute,
+    case_embeddings,
     expected_pi,
     oracle_pi,
     two_inputs,
 )
 from ..harness import Context, check
-from ..hazards import REQUEST_IDS
+from ..hazards import EXACT_TIES, REQUEST_IDS
+from ..keptform import SIGNED_ZEROS, as_kept, identical_rows_t1, judge_case
 from ..strategies import mixed_embeddings, shared_block_rows
 
 
 def _sq_pairs(e: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     return sq_dist_rows(e, i, e[j])
-
-
-def _embeddings_and_t(case: Any) -> tuple[np.ndarray, float]:
-    if isinstance(case, tuple) and len(case) == 3:  # stars: (E, t, centre)
-        return case[0], case[1]
-    if hasattr(case, "embeddings"):  # Clusters
-        return case.embeddings, case.t
-    return case
 
 
 @check("substitute.contract", claim="DEF1", spec="§1/§15 π: int64[N], 0 <= π[i] <= i, π[π[i]] = π[i]", parts=("substitute",), profiles=("core",), shown_to_fail_on=("m05_keep_newest",))
@@ -105,7 +99,7 @@ def check_substitute_equals_oracle(impl: Any, ctx: Context) -> None:
     """A COMPLETE implementation returns exactly the oracle's π (clusters, stars, random data)."""
 
     def body(case: Any) -> None:
-        e, t = _embeddings_and_t(case)
+        e, t = case_embeddings(case)
         pi = call_substitute(impl, e, t)
         assert_equal_pi(pi, oracle_pi(e, t), "substitute", "the oracle")
 
@@ -193,27 +187,8 @@ def check_substitute_boundary(impl: Any, ctx: Context) -> None:
     ctx.run(strategy, body, examples=100)
 
 
-_H = 0.5
 
 
-#: Exactly representable cases: (name, rows, t, π). Every sq and δ² here is exact in binary.
-EXACT_TIES: list[tuple[str, list[list[float]], float, list[int]]] = [
-    ("SPEC §2 example: (1,0), (0,1) at t=0: sq = 2 = δ²", [[1, 0], [0, 1]], 0.0, [0, 0]),
-    ("(1,0), (0,1) at t=0.5: sq = 2 > δ² = 1", [[1, 0], [0, 1]], 0.5, [0, 1]),
-    ("antipodes at t=-1: sq = 4 = δ²", [[1, 0], [-1, 0]], -1.0, [0, 0]),
-    ("antipodes at t=0: sq = 4 > δ² = 2", [[1, 0], [-1, 0]], 0.0, [0, 1]),
-    ("three axes at t=0: sq = 2 = δ² for every pair", [[1, 0, 0], [0, 1, 0], [0, 0, 1]], 0.0, [0, 0, 0]),
-    ("duplicates at t=1: sq = 0 = δ²", [[0, 1, 0], [1, 0, 0], [0, 1, 0]], 1.0, [0, 1, 0]),
-    ("half vectors at t=0.5: sq = 1 = δ²", [[_H, _H, _H, _H], [_H, _H, _H, -_H]], 0.5, [0, 0]),
-    ("half vectors at t=0.75: sq = 1 > δ² = 0.5", [[_H, _H, _H, _H], [_H, _H, _H, -_H]], 0.75, [0, 1]),
-    (
-        "two retained at sq = 1 = δ² from the arrival: the lower id wins",
-        [[_H, _H, _H, _H], [_H, -_H, -_H, _H], [_H, _H, -_H, _H]],
-        0.5,
-        [0, 1, 0],
-    ),
-    ("a tie with a dropped chunk does not count: only retained chunks represent", [[1, 0], [0, 1], [-1, 0]], 0.0, [0, 0, 2]),
-]
 
 
 @check(
@@ -403,7 +378,7 @@ def check_substitute_fresh_results(impl: Any, ctx: Context) -> None:
 
 
 @check("substitute.signed_zeros", claim="EQ1", spec="§2.1 sq is arithmetic: -0.0 and +0.0 coordinates are equal (t = 1 included)",
-       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m96_t1_memcmp",))
+       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m96_t1_memcmp",), complete_only=True)
 def check_substitute_signed_zeros(impl: Any, ctx: Context) -> None:
     """Rows that differ only in the sign of zero coordinates are at sq = 0 and merge, at t = 1 and below."""
     a = np.array([[0.0, 1.0, 0.0, 0.0], [-0.0, 1.0, -0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [-0.0, -0.0, 1.0, -0.0]], dtype=np.float32)
@@ -506,3 +481,33 @@ def check_substitute_request_ids(impl: Any, ctx: Context) -> None:
             got = as_pi(impl.substitute(e, tt), e.shape[0], f"substitute (request id {rid})")
             if impl.complete:
                 assert_equal_pi(got, oracle(e, tt).pi, f"substitute sent with request id {rid}", "the oracle")
+
+
+# -------------------------------------------------------------------------------------------
+# generic identical rows at t = 1, ties held evenly (issue 34 §2)
+# -------------------------------------------------------------------------------------------
+@check("substitute.identical_t1", claim="EQ1", spec="§2.1/§2.2 at t = 1 near copies beyond the tie band stay apart; exact copies merge or not only within it",
+       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m206_cosine_f32",))
+def check_substitute_identical_t1(impl: Any, ctx: Context) -> None:
+    """At t = 1, on generic float32 rows with exact and near copies: near copies (sq from 1e-8 to 1e-6) are not merged,
+    exact copies (sq = 0 = δ², in the tie band of SPEC §2.2) may go either way; π is otherwise the oracle's."""
+
+    def body(case: tuple[np.ndarray, float]) -> None:
+        e, t = case
+        pi = call_substitute(impl, e, t)
+        judge_case(e, t, as_kept(pi), precision="float64-exact", complete=impl.complete, soundness_only=not impl.complete)
+
+    ctx.run(identical_rows_t1(), body, examples=80)
+
+
+@check("substitute.ties_sound", claim="EQ1", spec="§2.1/§15.1 exact ties and signed zeros: every merge within δ, COMPLETE or not",
+       parts=("substitute",), profiles=("core",), shown_to_fail_on=("m207_incomplete_two_minus_t",))
+def check_substitute_ties_sound(impl: Any, ctx: Context) -> None:
+    """On the exact-tie and signed-zero cases every implementation, COMPLETE or not, merges only within δ
+    (the COMPLETE-only checks exact_ties and signed_zeros then demand the merges themselves)."""
+    cases = [(name, np.array(rows, dtype=np.float32), t) for name, rows, t, _ in EXACT_TIES]
+    cases += [(f"signed zeros at t = {t}", SIGNED_ZEROS, t) for t in (1.0, 0.999, 0.5)]
+    for name, e, t in cases:
+        ctx.note({"case": name, "embeddings": e, "t": t})
+        pi = call_substitute(impl, e, t, f"substitute ({name})")
+        judge_case(e, t, as_kept(pi), precision="float64-exact", complete=impl.complete, soundness_only=True, exact_ties=True)

@@ -19,27 +19,17 @@ from hypothesis import strategies as st
 
 from ...geometry import NORM_TOLERANCE
 from ...strategies import unit_rows
-from ..asserts import accepts, as_pi, assert_equal_pi, assert_valid_map, expect_value_error, oracle_pi
+from ..asserts import (
+    accepts,
+    as_pi,
+    assert_equal_pi,
+    assert_valid_map,
+    bad_rows,
+    expect_value_error,
+    oracle_pi,
+)
 from ..harness import Context, check
 from .codec import HAND_STREAM, HAND_X, V1_HEAD, v1_stream
-
-
-def _bad_rows(e: np.ndarray, row: int) -> list[tuple[str, np.ndarray, str | None]]:
-    """Variants of ``e`` with one bad row (name, array, text the message must contain)."""
-    out = []
-    mention = str(row) if row >= 1 else None  # "0" is too common in messages to prove anything
-    for label, value in (("NaN", np.nan), ("+inf", np.inf), ("-inf", -np.inf)):
-        bad = e.copy()
-        bad[row, 0] = value
-        out.append((f"a {label} in row {row}", bad, mention))
-    zero = e.copy()
-    zero[row] = 0.0
-    out.append((f"a zero row {row}", zero, mention))
-    for scale in (1.01, 0.98, 2.0):
-        bad = e.copy()
-        bad[row] = (e[row].astype(np.float64) * scale).astype(np.float32)
-        out.append((f"row {row} with norm {scale}", bad, mention))
-    return out
 
 
 @st.composite
@@ -56,7 +46,7 @@ def check_validation_substitute(impl: Any, ctx: Context) -> None:
 
     def body(case: tuple[np.ndarray, float, int]) -> None:
         e, t, row = case
-        for what, bad, mention in _bad_rows(e, row):
+        for what, bad, mention in bad_rows(e, row):
             expect_value_error(lambda bad=bad: impl.substitute(bad, t), f"substitute with {what}", mention)
         shapes = {
             "a 1-D array (one vector)": e[0].copy(),
@@ -97,7 +87,7 @@ def check_validation_online(impl: Any, ctx: Context) -> None:
         half = max(1, n // 2)
         session = impl.online_session(t)
         first = as_pi(session.admit(e[:half]), half, "admit of the first turn")
-        for what, bad, mention in _bad_rows(e[half:], row % (n - half)) if n - half > 0 else []:
+        for what, bad, mention in bad_rows(e[half:], row % (n - half)) if n - half > 0 else []:
             expect_value_error(lambda bad=bad: session.admit(bad), f"admit with {what} of the turn", mention)
         wrong_dim = np.zeros((2, e.shape[1] + 1), dtype=np.float32)
         wrong_dim[:, 0] = 1.0
