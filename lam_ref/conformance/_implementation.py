@@ -6,13 +6,15 @@ servers) so that :mod:`lam_ref.conformance.exec_client` can subclass it without 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from ..geometry import LamValueError
 from .report import execution_target
 
-__all__ = ["DEFAULT_IMPL", "EXEC_PARTS", "PART_ATTRIBUTES", "Implementation"]
+__all__ = ["DEFAULT_IMPL", "EXEC_PARTS", "PART_ATTRIBUTES", "Implementation", "read_budget"]
 
 #: lam_ref's own adapter. It is no longer a silent default: the suite refuses to run until an
 #: implementation is chosen (``--lam-impl`` / ``LAM_IMPL``); lam_ref's tests choose this one.
@@ -118,3 +120,15 @@ class Implementation:
         return lines
 
 
+def read_budget(value: Any, where: str) -> dict[str, float]:
+    """``BUDGET`` as ``{"rows": int, "seconds": float}`` (either key optional); a bad one is a usage error."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not set(value) <= {"rows", "seconds"}:
+        raise LamValueError(f"{where}.BUDGET must be a dict with keys 'rows' and/or 'seconds', got {value!r}")
+    out: dict[str, float] = {}
+    for key, v in value.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise LamValueError(f"{where}.BUDGET[{key!r}] must be a positive number, got {v!r}")
+        out[key] = int(v) if key == "rows" else float(v)
+    return out

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..geometry import LamValueError
 from . import protocol as P
-from ._implementation import EXEC_PARTS, PART_ATTRIBUTES, Implementation
+from ._implementation import EXEC_PARTS, PART_ATTRIBUTES, Implementation, read_budget
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -301,7 +301,6 @@ class ExecImplementation(Implementation):
         if not isinstance(xf, dict):
             raise ExecProtocolError(f"exec server {self.command!r}: expected_failures must be an object, got {xf!r}")
         self.expected_failures = {str(k): str(v) for k, v in xf.items()}
-        from .verdicts import read_budget  # noqa: PLC0415 - avoids an import cycle
 
         try:
             self.budget = read_budget(info.get("budget"), self.command)  # optional {"rows", "seconds"}: scale checks beyond it are not run

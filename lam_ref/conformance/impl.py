@@ -31,11 +31,10 @@ from typing import Any
 import numpy as np
 
 from ..geometry import LamValueError
-from ._implementation import DEFAULT_IMPL, PART_ATTRIBUTES, Implementation
+from ._implementation import DEFAULT_IMPL, PART_ATTRIBUTES, Implementation, read_budget
 from .adapters import resolve_adapter
 from .exec_client import ExecImplementation
 from .profiles import default_profiles, validate_profiles
-from .verdicts import read_budget
 
 __all__ = [
     "DEFAULT_IMPL",

@@ -21,13 +21,10 @@ Every other skip stays ``skipped``.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
 import numpy as np
-
-from ..geometry import LamValueError
 
 __all__ = [
     "EXEC_UNREACHABLE",
@@ -36,7 +33,6 @@ __all__ = [
     "budget_reason",
     "outcome_of_skip",
     "precheck",
-    "read_budget",
     "resource_reason",
 ]
 
@@ -75,20 +71,6 @@ def outcome_of_skip(reason: str) -> str:
         if reason.startswith(tag):
             return outcome
     return "skipped"
-
-
-def read_budget(value: Any, where: str) -> dict[str, float]:
-    """``BUDGET`` as ``{"rows": int, "seconds": float}`` (either key optional); a bad one is a usage error."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict) or not set(value) <= {"rows", "seconds"}:
-        raise LamValueError(f"{where}.BUDGET must be a dict with keys 'rows' and/or 'seconds', got {value!r}")
-    out: dict[str, float] = {}
-    for key, v in value.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise LamValueError(f"{where}.BUDGET[{key!r}] must be a positive number, got {v!r}")
-        out[key] = int(v) if key == "rows" else float(v)
-    return out
 
 
 def _probe_seconds(impl: Any, rows: int) -> float:
