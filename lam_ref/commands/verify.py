@@ -11,6 +11,7 @@ table aggregates over trajectories. Exit status 1 when any claim fails.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,7 @@ def _ids_beside(path: str | Path, rows: int) -> list[str] | None:
     if path.suffix != ".npy":
         return None
     ids = embeddings_ids_path(path)
-    if not ids.is_file():
+    if not os.path.lexists(ids):  # present but a FIFO, a device, a folder: refused when read, not ignored
         return None
     try:
         obj = read_json_input(ids)

@@ -132,7 +132,7 @@ def orphan_residuals(paths: list[str]) -> list[Path]:
                 name = native_name(f)
                 if name is None or name.endswith(".original"):  # restore --out's own files
                     continue
-            if not f.with_name(name + AUDIT_SUFFIX).is_file():
+            if not os.path.lexists(f.with_name(name + AUDIT_SUFFIX)):  # a store that is there but unreadable fails itself
                 out.append(f)
     return out
 
