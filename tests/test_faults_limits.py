@@ -99,3 +99,16 @@ def test_verify_ids_beside_the_embeddings_that_are_a_fifo(tmp_path, capsys):
     os.mkfifo(tmp_path / "emb.ids.json")
     rc, _, err = _run(capsys, "verify", str(e), "-t", "0.9")
     _one_error(rc, err, "emb.ids.json")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("cmd", ["bands", "determinism compare"])
+def test_an_input_past_the_size_limit_is_refused_naming_it(cmd, tmp_path, capsys, monkeypatch):
+    """D3: an input file larger than the documented limit (``LAM_REF_MAX_FILE_BYTES``; 1 GiB by
+    default) is refused before it is read, in one line naming the file and the limit."""
+    f = tmp_path / "big.json"
+    f.write_bytes(b" " * 4096)
+    monkeypatch.setenv("LAM_REF_MAX_FILE_BYTES", "1024")
+    rc, _, err = _run(capsys, *cmd.split(), str(f))
+    _one_error(rc, err, "big.json")
+    assert "LAM_REF_MAX_FILE_BYTES" in err, err
