@@ -100,12 +100,14 @@ def test_codec_bytes_identical_across_runs_and_processes(minilm_probe, tmp_path)
 @pytest.mark.data
 def test_fresh_process_one_thread_other_hashseed(minilm_probe, shared_dir, tmp_path):
     """``lam-ref determinism probe --threads 1`` in a fresh process with PYTHONHASHSEED=12345 gives
-    the digests of this process (2 threads) at the reference batch size; `compare` agrees."""
+    the digests of this process (2 threads) at the reference batch size; `compare` agrees. The
+    command's windows are fitted to the encoder by default (compact's); ``--window-fit none`` gives
+    the library probe's fixed windows, the ones this process encoded."""
     report, _ = minilm_probe
     out = tmp_path / "t1.json"
     env = dict(os.environ, PYTHONHASHSEED="12345")
     cmd = [sys.executable, "-m", "lam_ref.cli", "determinism", "probe", str(shared_dir), "--threads", "1",
-           "--batch-sizes", "64", "--json", str(out), "--no-progress"]
+           "--batch-sizes", "64", "--window-fit", "none", "--json", str(out), "--no-progress"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False, cwd=ROOT)
     assert res.returncode == 0, res.stderr[-2000:]
     fresh = json.loads(out.read_text())

@@ -141,7 +141,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        from ._io import InputError
+        from .commands._paths import check_command_paths
+
+        try:  # the one path check of every command (docs/reliability.md): before any work
+            check_command_paths(_innermost(parser, args), args)
+            return int(args.func(args) or 0)
+        except InputError as exc:  # an input file that cannot be read as asked, named (exit 2)
+            raise LamValueError(str(exc)) from exc
     except LamValueError as exc:
         print(f"lam-ref {args.command}: error: {printable(exc)}", file=sys.stderr)
         return 2

@@ -30,7 +30,6 @@ Schedules (Tables 2 and 8):
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -39,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ._io import InputError, read_json_input
 from .geometry import LamValueError
 
 __all__ = [
@@ -277,12 +277,12 @@ def load_profile(path: str | Path) -> DeviceProfile:
         LamValueError: the file is missing, not JSON, or a field is absent, non-finite or not positive.
     """
     p = Path(path)
+    if not p.exists():
+        raise LamValueError(f"device profile {str(path)!r} does not exist")
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LamValueError(f"device profile {str(path)!r} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise LamValueError(f"device profile {str(path)!r} is not readable JSON: {exc}") from exc
+        doc = read_json_input(p)
+    except InputError as exc:
+        raise LamValueError(f"device profile {str(path)!r} is not readable JSON: {exc.problem}") from exc
     prof = doc.get("profile", doc) if isinstance(doc, dict) else None
     if not isinstance(prof, dict):
         raise LamValueError(f"device profile {str(path)!r} holds no profile object")

@@ -32,6 +32,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from ._io import InputError, parse_json, read_input
 from .geometry import LamValueError, validate_int
 
 __all__ = [
@@ -63,10 +64,10 @@ DEFAULT_RELAXED_DILATION = 4
 
 def _read_utf8(path: Path) -> str:
     """The text of a gold file; non-UTF-8 bytes raise naming the file and the byte offset."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LamValueError(f"--gold {str(path)!r} cannot be read: {exc.strerror or exc}") from exc
+    try:  # the one input-opening path: no FIFO, device or oversized file is read (issue 39 §3)
+        data = read_input(path)
+    except InputError as exc:
+        raise LamValueError(f"--gold {str(path)!r} cannot be read: {exc.problem}") from exc
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -110,6 +111,9 @@ def load_gold(path: str) -> dict[str, str]:
             obj = json.loads(text)
         except json.JSONDecodeError:
             obj = None  # not one JSON document: JSONL lines
+        except (RecursionError, ValueError) as exc:  # parser limits: nesting, an integer's digits
+            raise LamValueError(f"--gold {path!r}: JSON exceeds a parser limit: "
+                                f"{str(exc).splitlines()[0] if str(exc) else 'nested too deeply'}") from None
     if isinstance(obj, dict) and "instance_id" in obj:
         _add(out, where, *_record(obj, "$", path), "$", path)
     elif isinstance(obj, dict):
@@ -128,9 +132,9 @@ def load_gold(path: str) -> dict[str, str]:
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LamValueError(f"--gold {path!r}: line {n}: invalid JSON: {exc.msg}") from exc
+                item = parse_json(path, line)
+            except InputError as exc:
+                raise LamValueError(f"--gold {path!r}: line {n}: {exc.problem}") from exc
             _add(out, where, *_record(item, f"line {n}", path), f"line {n}", path)
     if not out:
         raise LamValueError(f"--gold {path!r} holds no patches")

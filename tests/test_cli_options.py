@@ -56,8 +56,10 @@ OWN_BATCHES = {"determinism probe", "determinism matrix"}
 
 #: The defaults of the shared options: compact's, in every command (issue 35 §2).
 DEFAULTS = {"window": 512, "window_fit": "encoder", "driver": "online", "exhaustive": False,
-            "l0_stubs": "net-positive", "no_reuse": False, "encoder": "all-MiniLM-L6-v2", "encoder_backend": "torch",
+            "l0_stubs": "net-positive", "no_reuse": False, "encoder": "all-MiniLM-L6-v2", "encoder_backend": "auto",
             "format": None, "no_progress": False}
+#: The probe and the matrix measure the backend they name (SPEC §4.5): torch by default, no ``auto``.
+MEASURING_DEFAULTS = {**DEFAULTS, "encoder_backend": "torch"}
 
 
 def _parse(argv: list[str]):
@@ -86,8 +88,34 @@ def test_every_trajectory_command_defaults_to_compacts_options(command):
     """Issue 35 §2: the defaults are compact's in every command (the probe no longer cuts fixed
     512-token windows while compact fits them to the encoder)."""
     args = _parse(TRAJECTORY_COMMANDS[command])
-    got = {k: getattr(args, k) for k in DEFAULTS}
-    assert got == DEFAULTS, f"lam-ref {command}: defaults {got} differ from compact's {DEFAULTS}"
+    want = MEASURING_DEFAULTS if command in OWN_BATCHES else DEFAULTS
+    got = {k: getattr(args, k) for k in want}
+    assert got == want, f"lam-ref {command}: defaults {got} differ from {want}"
+
+
+@pytest.mark.parametrize("command", sorted(set(TRAJECTORY_COMMANDS) - OWN_BATCHES))
+def test_every_run_command_takes_auto_and_the_embedding_cache(command, tmp_path, monkeypatch):
+    """Issue 37 §1, §3: ``--encoder-backend auto`` (the default) and ``--embedding-cache DIR`` /
+    ``--embedding-cache-max-mb`` (default ``$LAM_REF_EMBEDDING_CACHE``, else none; 1024 MB) parse in
+    every command that encodes trajectories for a run; the probe and the matrix refuse ``auto``."""
+    monkeypatch.delenv("LAM_REF_EMBEDDING_CACHE", raising=False)
+    args = _parse(TRAJECTORY_COMMANDS[command])
+    assert (args.embedding_cache, args.embedding_cache_max_mb) == (None, 1024), f"lam-ref {command}: {args}"
+    folder = str(tmp_path / "cache")
+    args = _parse(TRAJECTORY_COMMANDS[command] + ["--encoder-backend", "auto", "--embedding-cache", folder,
+                                                  "--embedding-cache-max-mb", "5"])
+    got = (args.encoder_backend, args.embedding_cache, args.embedding_cache_max_mb)
+    assert got == ("auto", folder, 5), f"lam-ref {command}: {got}"
+    monkeypatch.setenv("LAM_REF_EMBEDDING_CACHE", folder)
+    assert _parse(TRAJECTORY_COMMANDS[command]).embedding_cache == folder, f"lam-ref {command}: the variable is the default"
+
+
+@pytest.mark.parametrize("command", sorted(OWN_BATCHES))
+def test_the_measuring_commands_refuse_auto(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        _parse(TRAJECTORY_COMMANDS[command] + ["--encoder-backend", "auto"])
+    assert exc.value.code == 2, f"lam-ref {command} --encoder-backend auto: exit {exc.value.code}"
+    assert "invalid choice: 'auto'" in capsys.readouterr().err, f"lam-ref {command}: auto is not offered"
 
 
 @pytest.mark.parametrize("command", sorted(TRAJECTORY_COMMANDS))

@@ -307,3 +307,27 @@ def test_a_crash_fails_the_check_and_the_run_goes_on(tmp_path):
     assert all(o == "failed" for o, _ in outcomes.values() if o != "not_applicable"), f"every check should fail: {outcomes}"
     assert "unsupported dimension" in results[0].message, f"stderr tail missing: {results[0].message}"
     assert elapsed < 60, f"a crashing server took {elapsed:.0f} s to get through 4 checks"
+
+
+def test_server_writing_without_newlines_fails_the_request_with_bounded_memory(tmp_path, monkeypatch):
+    """Issue 39 §4: a server that answers with bytes and never a newline (it drove the client to
+    5.6 GB in 3 s) fails the request with ExecProtocolError once the line passes
+    ``MAX_LINE_BYTES``; the client reads no further and kills the process."""
+    import lam_ref.conformance.exec_client as ec
+
+    monkeypatch.setattr(ec, "MAX_LINE_BYTES", 1 << 20)
+    cmd = _server(tmp_path, "flood", """
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["op"] == "hello":
+                reply(msg, HELLO)
+            else:
+                for _ in range(64):  # 16 MiB, no newline, then silence
+                    sys.stdout.write("x" * (1 << 18)); sys.stdout.flush()
+                time.sleep(60)
+    """)
+    impl = ExecImplementation(cmd, timeout=20)
+    try:
+        _expect(ExecProtocolError, lambda: impl.substitute(_e(), 0.5), ["without a newline", "'substitute'"], 15)
+    finally:
+        impl.close()

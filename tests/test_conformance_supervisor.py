@@ -111,3 +111,27 @@ def test_unknown_profile_is_one_line_exit_2(tmp_path):
     res = _conform(tmp_path, "--impl", "claims")
     lines = [line for line in (res.stdout + res.stderr).splitlines() if line.strip()]
     assert res.returncode == 2 and len(lines) == 1 and "codec-v9" in lines[0], (res.returncode, lines)
+
+
+WRONG = """
+import numpy as np
+def substitute(e, t):
+    return np.arange(len(e))[::-1].copy()  # a wrong map: fails its first check at once
+"""
+
+
+def test_a_run_stopped_early_is_incomplete_and_names_the_missing_checks(tmp_path):
+    """Issue 39 §4: pytest stopped after the first failure (``-- -x``) ends normally, but the checks
+    it collected and never ran have no result: the report never says ``completed``; it says
+    ``incomplete``, names every missing check, and reports each one failed (exit 1)."""
+    (tmp_path / "wrong.py").write_text(WRONG)
+    res = _conform(tmp_path, "--impl", "wrong", "-k", "exact_ties or contract", "--json", "r.json", "--", "-x")
+    assert res.returncode == 1, f"want exit 1, got {res.returncode}\n{res.stdout[-1500:]}{res.stderr[-1500:]}"
+    rep = _report(tmp_path / "r.json")
+    ran = [t for t in rep["tests"] if not (t["message"] or "").startswith("not completed")]
+    missing = [t["id"] for t in rep["tests"] if (t["message"] or "").startswith("not completed")]
+    assert rep["run"]["status"] == "incomplete", f"a run missing checks said {rep['run']}"
+    assert missing and all(m in rep["run"]["message"] for m in missing), \
+        f"the run's message must name every missing check {missing}: {rep['run']['message']}"
+    assert len(ran) >= 1 and all(t["outcome"] == "failed" for t in rep["tests"] if t["id"] in missing), rep["tests"]
+    assert "incomplete" in res.stderr, res.stderr[-1500:]

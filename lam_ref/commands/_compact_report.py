@@ -127,6 +127,13 @@ def finish_run(report: dict[str, Any], json_dest: str | None, *, done: int, fail
 
 
 def _backend_note(encoder: dict[str, Any]) -> str:
-    """``, backend onnx`` when the encoder ran on a backend other than torch (SPEC §4.5)."""
-    backend = encoder.get("backend")
-    return f", backend {backend}" if backend not in (None, "torch", "numpy") else ""
+    """``, backend onnx`` when the encoder ran on a backend other than torch; with ``auto``, the
+    choice and why (``, backend auto: openvino (self-check passed)``; SPEC §4.5); with the on-disk
+    cache, its hits and writes (SPEC §4.6)."""
+    backend, choice, cache = encoder.get("backend"), encoder.get("backend_choice"), encoder.get("embedding_cache")
+    note = f", backend {choice}" if choice else (f", backend {backend}" if backend not in (None, "torch", "numpy") else "")
+    if cache:
+        note += (f", embedding cache {cache['hits']} read, {cache['written']} written"
+                 + (f", {cache['refused']} refused" if cache["refused"] else "")
+                 + (f", {cache['evicted']} evicted" if cache["evicted"] else ""))
+    return note

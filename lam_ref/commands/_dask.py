@@ -22,7 +22,7 @@ from ..distributed.files import file_run as _file_run
 from ..geometry import LamValueError
 from ..tables import display_ids, printable, table
 from ._embeddings import load_embeddings
-from ._paths import validate_output_dir
+from ._paths import validate_output_dir, writes
 
 __all__ = ["add_cluster_options", "file_run", "probe_steps", "refuse_serial_only", "run_compact", "run_substitute",
            "wants_cluster"]
@@ -38,7 +38,8 @@ def add_cluster_options(p: argparse.ArgumentParser, *, resume: bool = True, scop
         g.add_argument("--tile", type=int, default=4096, metavar="ROWS",
                        help="rows per tile of the corpus-scope greedy (default 4096)")
     if resume:
-        g.add_argument("--resume", metavar="DIR", help="keep per-file outputs in DIR; a rerun skips finished files")
+        writes(g.add_argument("--resume", metavar="DIR", help="keep per-file outputs in DIR; a rerun skips finished files"),
+               "folder")
     if scope:
         g.add_argument("--scope", choices=("trajectory", "corpus"), default="trajectory",
                        help="greedy per trajectory (default) or one greedy over all chunks of all inputs")
@@ -66,14 +67,24 @@ def refuse_serial_only(args: argparse.Namespace, options: list[tuple[str, Any]])
             raise LamValueError(f"{flag} runs serially only; drop it or drop {ours}")
 
 
+def resume_dir(args: argparse.Namespace) -> str | None:
+    """``--resume DIR``, checked: a folder that exists, or whose parent does, can be written; with
+    ``--mkdir`` its missing parents are created first (issue 39 §4: ``--resume ... --mkdir`` never
+    asks for ``--mkdir``). The run folder itself is created by the run."""
+    resume = getattr(args, "resume", None)
+    if resume is not None:
+        parent = str(Path(resume).resolve().parent)
+        validate_output_dir(resume if Path(resume).exists() else parent, "--resume",
+                            mkdir=bool(getattr(args, "mkdir", False)))
+    return resume
+
+
 @contextlib.contextmanager
 def file_run(args: argparse.Namespace, command: str, settings: dict[str, Any]) -> Iterator[FileRun]:
     """:func:`lam_ref.distributed.files.file_run` for parsed arguments (``paths``, ``format``,
     ``--resume``, ``--json``): ``--resume DIR`` names the run's state folder, created when missing
     (its parent must exist; docs/cli.md, docs/scale.md); the table goes to stderr with ``--json -``."""
-    resume = getattr(args, "resume", None)
-    if resume is not None:
-        validate_output_dir(resume if Path(resume).exists() else str(Path(resume).resolve().parent), "--resume")
+    resume = resume_dir(args)
     out = sys.stderr if getattr(args, "json", None) == "-" else sys.stdout
     with _file_run(args.paths, args.format, command, settings, resume_dir=resume, out=out) as run:
         yield run
@@ -186,9 +197,7 @@ def _run_corpus(args: argparse.Namespace, config: Any, spec: Any) -> int:
     """``--scope corpus``: :func:`lam_ref.distributed.corpus.compact_corpus`, its table and report."""
     from ..distributed.corpus import compact_corpus
 
-    resume = getattr(args, "resume", None)
-    if resume is not None:
-        validate_output_dir(resume if Path(resume).exists() else str(Path(resume).resolve().parent), "--resume")
+    resume = resume_dir(args)
     out = sys.stderr if getattr(args, "json", None) == "-" else sys.stdout
     _hash_note(args)
     run = compact_corpus(args.paths, config, encoder=args.encoder, device=args.device, backend=args.encoder_backend,

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._io import atomic_write, atomic_write_text
+from .._io import InputError, atomic_write, atomic_write_text, load_npy_input
 from ..geometry import LamValueError
 
 
@@ -18,8 +18,10 @@ def load_embeddings(path: str, name: str = "embeddings") -> np.ndarray:
     p = Path(path)
     if not p.exists():
         raise LamValueError(f"{name} path {path!r} does not exist")
-    try:
-        arr = np.load(p, allow_pickle=False)
+    try:  # the one input-opening path: no FIFO, device or file past the limit (issue 39 §3)
+        arr = load_npy_input(p)
+    except InputError as exc:
+        raise LamValueError(f"{name} path {path!r}: {exc.problem}") from None
     except Exception as exc:
         raise LamValueError(f"{name} path {path!r} is not a readable .npy/.npz file: {exc}") from exc
     if isinstance(arr, np.lib.npyio.NpzFile):

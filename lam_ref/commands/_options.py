@@ -26,21 +26,31 @@ import argparse
 from typing import Any
 
 from ..geometry import LamValueError
+from ._paths import reads, writes
 
 #: The options :func:`add_trajectory_run_options` declares, by flag (``tests/test_cli_options.py``
 #: drives every trajectory command's parser from this table).
 TRAJECTORY_RUN_OPTIONS = ("--encoder", "--encoder-backend", "--batch-size", "--device", "--window", "--window-fit",
                           "--driver", "--exhaustive", "--l0-stubs", "--no-reuse", "--format", "--no-progress")
+#: The on-disk embedding cache's options: in every trajectory command but the ones that measure the
+#: encoder (``measures_encoder=True``: ``determinism probe``/``matrix``).
+EMBEDDING_CACHE_OPTIONS = ("--embedding-cache", "--embedding-cache-max-mb")
 
 
-def add_trajectory_run_options(p: argparse.ArgumentParser, *, batch_size: bool = True, device: bool = True) -> None:
+def add_trajectory_run_options(p: argparse.ArgumentParser, *, batch_size: bool = True, device: bool = True,
+                               measures_encoder: bool = False) -> None:
     """Declare the options of a run that encodes trajectories (:data:`TRAJECTORY_RUN_OPTIONS`):
     ``--encoder``, ``--encoder-backend``, ``--batch-size`` (``batch_size=False``: the command
     declares its own batch sizes, as ``determinism probe`` does), ``--device`` (``device=False``: the
     command declares its own default), the layer options (``--window``, ``--window-fit``,
     ``--driver``, ``--exhaustive``, ``--l0-stubs``, ``--no-reuse``), ``--format`` and
-    ``--no-progress``. :func:`compaction_config` turns them into the run's ``CompactionConfig``."""
-    add_encoder(p, batch_size=batch_size)
+    ``--no-progress``, and the on-disk ``--embedding-cache`` (:func:`run_encoder` loads the encoder
+    with it). ``measures_encoder=True`` (``determinism probe``/``matrix``, which measure a named
+    backend's own embeddings): ``--encoder-backend`` defaults to torch, offers no ``auto``, and there
+    is no embedding cache. :func:`compaction_config` turns them into the run's ``CompactionConfig``."""
+    add_encoder(p, batch_size=batch_size, auto=not measures_encoder)
+    if not measures_encoder:
+        add_embedding_cache(p)
     if device:
         add_device(p)
     _add_layer_options(p)
@@ -50,7 +60,7 @@ def add_trajectory_run_options(p: argparse.ArgumentParser, *, batch_size: bool =
 
 def add_json(p: argparse.ArgumentParser, what: str = "the report") -> None:
     """``--json OUT``: machine-readable output (``-`` for stdout; the table then goes to stderr)."""
-    p.add_argument("--json", metavar="OUT", help=f"write {what} as JSON (- for stdout)")
+    writes(p.add_argument("--json", metavar="OUT", help=f"write {what} as JSON (- for stdout)"))
 
 
 def add_threshold(p: argparse.ArgumentParser, *, many: bool = False, default: Any = 0.95) -> None:
@@ -62,25 +72,74 @@ def add_threshold(p: argparse.ArgumentParser, *, many: bool = False, default: An
                        help=f"cosine merge threshold t in [-1, 1] (default {default})")
 
 
-def add_encoder(p: argparse.ArgumentParser, *, default: str | None = None, batch_size: bool = True) -> None:
+def add_encoder(p: argparse.ArgumentParser, *, default: str | None = None, batch_size: bool = True,
+                auto: bool = True) -> None:
     """``--encoder``, ``--batch-size`` (unless ``batch_size=False``) and ``--encoder-backend``: the
     sentence-transformers model, its batch size and how it runs."""
     from ..text.encoders import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER
 
-    p.add_argument("--encoder", default=default or DEFAULT_ENCODER,
-                   help=f"sentence-transformers name or local path, or 'hash' (tests only); default {DEFAULT_ENCODER}")
+    reads(p.add_argument("--encoder", default=default or DEFAULT_ENCODER,
+                         help=f"sentence-transformers name or local path, or 'hash' (tests only); "
+                              f"default {DEFAULT_ENCODER}"), "name-or-path")
     if batch_size:
         p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                        help=f"encoding batch size (default {DEFAULT_BATCH_SIZE})")
-    add_encoder_backend(p)
+    add_encoder_backend(p, auto=auto)
 
 
-def add_encoder_backend(p: argparse.ArgumentParser) -> None:
-    """``--encoder-backend``: how the model runs, one of the registered backends (SPEC §4.5;
-    :mod:`lam_ref.text.backends`; default torch)."""
-    from ..text.backends import BACKENDS, DEFAULT_BACKEND, cli_help
+def add_encoder_backend(p: argparse.ArgumentParser, *, auto: bool = True) -> None:
+    """``--encoder-backend``: how the model runs, ``auto`` (the default: the fastest installed
+    certified backend passing the start-up self-check) or one of the registered backends (SPEC
+    §4.5; :mod:`lam_ref.text.backends`). ``auto=False``: the registered ones only, default torch."""
+    from ..text.backends import AUTO, BACKENDS, DEFAULT_BACKEND, cli_help
 
-    p.add_argument("--encoder-backend", choices=BACKENDS, default=DEFAULT_BACKEND, help=cli_help())
+    if auto:
+        p.add_argument("--encoder-backend", choices=(AUTO, *BACKENDS), default=AUTO, help=cli_help())
+    else:
+        p.add_argument("--encoder-backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                       help=cli_help().replace(f"; default {AUTO}", f"; default {DEFAULT_BACKEND} (no {AUTO}: "
+                                                                      "this command measures the backend it names)"))
+
+
+def add_embedding_cache(p: argparse.ArgumentParser) -> None:
+    """``--embedding-cache DIR`` (default ``$LAM_REF_EMBEDDING_CACHE``) and ``--embedding-cache-max-mb``:
+    the opt-in on-disk cache of window embeddings shared by runs (SPEC §4.6). A folder that cannot be
+    written is a usage error while parsing (exit 2, before any work)."""
+    import os
+
+    from ..text.embedding_cache import DEFAULT_MAX_BYTES, ENV
+
+    p.add_argument("--embedding-cache", metavar="DIR", type=_cache_dir_value, default=os.environ.get(ENV) or None,
+                   help=f"keep window embeddings in DIR and reuse them in later runs (keyed by the encoder's weights "
+                        f"digest, backend, precision and the text's digest; spec §4.6); default ${ENV}, else none")
+    p.add_argument("--embedding-cache-max-mb", metavar="MB", type=_int_at_least_one,
+                   default=DEFAULT_MAX_BYTES >> 20,
+                   help=f"bound on the cache's size; the least recently used entries are deleted past it "
+                        f"(default {DEFAULT_MAX_BYTES >> 20})")
+
+
+def _cache_dir_value(text: str) -> str:
+    from ..text.embedding_cache import check_cache_dir
+
+    try:
+        check_cache_dir(text)
+    except LamValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def run_encoder(args: argparse.Namespace) -> Any:
+    """The run's encoder (:func:`~lam_ref.text.encoders.get_encoder` of ``--encoder``, ``--device``,
+    ``--encoder-backend``), read through the on-disk cache when ``--embedding-cache`` is given."""
+    from ..text.encoders import get_encoder
+
+    encoder = get_encoder(args.encoder, getattr(args, "device", None), args.encoder_backend)
+    folder = getattr(args, "embedding_cache", None)
+    if not folder:
+        return encoder
+    from ..text.embedding_cache import DiskCachedEncoder, EmbeddingCache
+
+    return DiskCachedEncoder(encoder, EmbeddingCache(folder, max_bytes=args.embedding_cache_max_mb << 20))
 
 
 def add_device(p: argparse.ArgumentParser) -> None:
@@ -92,13 +151,13 @@ def add_window(p: argparse.ArgumentParser) -> None:
     """``--window``: the window size in cl100k tokens (SPEC §3)."""
     from ..text.chunking import DEFAULT_WINDOW
 
-    p.add_argument("--window", type=_window_value, default=DEFAULT_WINDOW,
+    p.add_argument("--window", type=_int_at_least_one, default=DEFAULT_WINDOW,
                    help=f"window size in cl100k tokens, >= 1 (default {DEFAULT_WINDOW})")
 
 
-def _window_value(text: str) -> int:
-    """``--window``: an integer >= 1, checked while parsing (a usage error, exit 2, before any model
-    loads: D15)."""
+def _int_at_least_one(text: str) -> int:
+    """``--window``, ``--embedding-cache-max-mb``: an integer >= 1, checked while parsing (a usage
+    error, exit 2, before any model loads: D15)."""
     try:
         value = int(text)
     except ValueError:
@@ -186,8 +245,11 @@ def add_mkdir(p: argparse.ArgumentParser) -> None:
 
 def add_save_embeddings(p: argparse.ArgumentParser) -> None:
     """``--save-embeddings OUT.npy``: the encoded windows of every trajectory, in corpus order."""
-    p.add_argument("--save-embeddings", metavar="OUT.npy",
-                   help="save the window embeddings (float32, corpus order; ids in OUT.ids.json) as .npy")
+    from ._embeddings import embeddings_ids_path
+
+    writes(p.add_argument("--save-embeddings", metavar="OUT.npy",
+                          help="save the window embeddings (float32, corpus order; ids in OUT.ids.json) as .npy"),
+           also=lambda out: [str(embeddings_ids_path(out))])
 
 
 def validate_batch_size(value: Any, name: str = "--batch-size") -> int:

@@ -1,17 +1,119 @@
 """Inputs and outputs of a command, checked before any model loads: input paths exist and can be
 read, no output is an input or lies inside an input folder (D1, D12), an output file or folder can
 be written (created only with ``--mkdir``). Each refusal is a one-line
-:class:`~lam_ref.geometry.LamValueError` naming the option and the path (exit 2)."""
+:class:`~lam_ref.geometry.LamValueError` naming the option and the path (exit 2).
+
+Every path option of every command is declared where it is added, :func:`reads` (an input) or
+:func:`writes` (an output); :func:`check_command_paths`, which :func:`lam_ref.cli.main` runs before
+any command, is the one check that no output is an input (issue 39 §1) and that no input given as a
+file is a FIFO, a device, a folder or past the size limit (issue 39 §3). A new command's options
+are covered by declaring them (``tests/test_cmd_paths.py`` finds every undeclared path option)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Literal
 
+from .._io import InputError, check_input_file
 from ..geometry import LamValueError
 from ..tables import printable
+
+#: What an input option names: ``file`` (one regular file, refused before any work when it is a
+#: FIFO, a device, a folder or past the size limit), ``file-or-folder`` (the same, or a folder),
+#: ``paths`` (trajectory files or folders: a bad file, given or found in a folder, is that file's
+#: failure, reported by the reader), ``name-or-path`` (a name; when it exists, a file or a folder).
+InputKind = Literal["file", "file-or-folder", "paths", "name-or-path"]
+#: What an output option names: ``file`` or ``folder`` (no input may lie inside it).
+OutputKind = Literal["file", "folder"]
+
+_ROLE = "lam_ref_path_role"
+
+
+def reads(action: argparse.Action, kind: InputKind = "file",
+          also: Callable[[str], Iterable[str]] | None = None) -> argparse.Action:
+    """Declare ``action`` (what ``add_argument`` returned) an input of its command; ``also``: the
+    other files read for one value (``verify``'s ``OUT.ids.json`` beside ``OUT.npy``)."""
+    setattr(action, _ROLE, ("input", kind, also))
+    return action
+
+
+def writes(action: argparse.Action, kind: OutputKind = "file",
+           also: Callable[[str], Iterable[str]] | None = None) -> argparse.Action:
+    """Declare ``action`` an output of its command; ``also``: the other files written for one value
+    (``OUT.svg`` beside ``OUT.png``, ``OUT.ids.json`` beside ``OUT.npy``)."""
+    setattr(action, _ROLE, ("output", kind, also))
+    return action
+
+
+def path_role(action: argparse.Action) -> tuple[str, str, Callable[[str], Iterable[str]] | None] | None:
+    """``(input|output, kind, also)`` as declared by :func:`reads`/:func:`writes`, else ``None``."""
+    return getattr(action, _ROLE, None)
+
+
+def svg_beside(path: str) -> list[str]:
+    """``OUT.svg`` beside ``OUT.png`` (every plot option writes both)."""
+    return [str(Path(path).with_suffix(".svg"))]
+
+
+def png_and_svg(stem: str) -> list[str]:
+    """``STEM.png`` and ``STEM.svg`` (``cct membership --plot STEM``)."""
+    return [stem + ".png", stem + ".svg"]
+
+
+def _values(args: argparse.Namespace, action: argparse.Action) -> list[str]:
+    value = getattr(args, action.dest, None)
+    if value is None or value is False:
+        return []
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+
+
+def _option(action: argparse.Action) -> str:
+    return action.option_strings[-1] if action.option_strings else (action.metavar or action.dest)
+
+
+def check_command_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The one path check of every command (run by :func:`lam_ref.cli.main` before the command):
+    an existing input declared ``file`` must be a regular file within the size limit (a FIFO, a
+    device, a folder is refused without being opened); no output (nor a file written beside it)
+    may be an input, a file read beside an input, lie inside an input folder, or be a folder that
+    holds an input (:func:`refuse_outputs_in_inputs`). One :class:`LamValueError` (exit 2)."""
+    inputs: list[str] = []
+    outputs: list[tuple[str, str | None]] = []
+    out_dirs: list[tuple[str, str]] = []
+    for action in parser._actions:
+        role = path_role(action)
+        if role is None:
+            continue
+        direction, kind, also = role
+        for value in _values(args, action):
+            if value == "-":
+                continue
+            if direction == "input":
+                if kind == "name-or-path" and not os.path.lexists(value):
+                    continue
+                if kind != "paths" and os.path.exists(value) and not (kind != "file" and os.path.isdir(value)):
+                    try:
+                        check_input_file(value)
+                    except InputError as exc:
+                        raise LamValueError(f"{_option(action)} {printable(value)}: {exc.problem}") from None
+                inputs.append(value)
+                inputs.extend(also(value) if also else ())
+            else:
+                outputs.append((_option(action), value))
+                outputs.extend((_option(action), extra) for extra in (also(value) if also else ()))
+                if kind == "folder":
+                    out_dirs.append((_option(action), value))
+    refuse_outputs_in_inputs(inputs, outputs)
+    for option, folder in out_dirs:  # a folder written into may not hold an input: any name may be written there
+        root = Path(folder).resolve()
+        for path in inputs:
+            if root in Path(path).resolve().parents:
+                raise LamValueError(f"{option} {printable(folder)}: holds the input {printable(path)}; "
+                                    "write outputs outside the inputs")
 
 
 def validate_input_paths(paths: Iterable[str], name: str = "PATH") -> list[str]:

@@ -24,19 +24,18 @@ Exit status: 0 when the premise holds (and, with ``--pi``, every declared repres
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._io import write_json
+from .._io import InputError, read_json_input, write_json
 from ..audit import MAX_EXACT, audit_output
 from ..geometry import LamValueError, validate_embeddings, validate_threshold
 from ..tables import table
 from ._embeddings import load_embeddings
 from ._options import add_json, add_mkdir
-from ._paths import validate_input_paths, validate_json_dest
+from ._paths import reads, validate_input_paths, validate_json_dest
 
 __all__ = ["register", "run"]
 
@@ -48,12 +47,14 @@ EXAMPLES = {
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="check a compactor's output: Theorem 1's premise, δ̂, Algorithm 2, the exact optimum")
-    p.add_argument("embeddings", help=".npy of unit float32 rows (N, D), one per chunk, in arrival order")
+    reads(p.add_argument("embeddings", help=".npy of unit float32 rows (N, D), one per chunk, in arrival order"))
     out = p.add_mutually_exclusive_group(required=True)
-    out.add_argument("--kept", metavar="PATH", help="the retained rows: .npy/.json of ids (or a boolean mask of length N)")
-    out.add_argument("--pi", metavar="PATH", help="the representative map: .npy/.json of N ids (π[i] = i when kept)")
-    p.add_argument("--ids", metavar="PATH", help="the id of each row (.npy/.json, N distinct ints) when the output uses other ids than 0..N-1")
-    p.add_argument("--boundaries", metavar="PATH", help="the row where each trajectory starts (.npy/.json; 0 first, increasing); default: one trajectory")
+    reads(out.add_argument("--kept", metavar="PATH", help="the retained rows: .npy/.json of ids (or a boolean mask of length N)"))
+    reads(out.add_argument("--pi", metavar="PATH", help="the representative map: .npy/.json of N ids (π[i] = i when kept)"))
+    reads(p.add_argument("--ids", metavar="PATH",
+                         help="the id of each row (.npy/.json, N distinct ints) when the output uses other ids than 0..N-1"))
+    reads(p.add_argument("--boundaries", metavar="PATH",
+                         help="the row where each trajectory starts (.npy/.json; 0 first, increasing); default: one trajectory"))
     p.add_argument("--threshold", "-t", type=float, required=True, help="the cosine threshold t in [-1, 1] the output claims")
     p.add_argument("--max-exact", type=int, default=MAX_EXACT,
                    help=f"exact optimum for trajectories of at most this many rows (default {MAX_EXACT}; 0: never)")
@@ -72,9 +73,9 @@ def _load_ints(path: str, name: str, key: str | None = None) -> np.ndarray:
     p = Path(path)
     if p.suffix == ".json":
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LamValueError(f"{name} {path!r} is not readable JSON: {exc}") from exc
+            data = read_json_input(p)
+        except InputError as exc:
+            raise LamValueError(f"{name} {path!r} is not readable JSON: {exc.problem}") from exc
         if isinstance(data, dict) and key is not None and key in data:
             data = data[key]
         if not isinstance(data, list) or not all(isinstance(v, (bool, int)) for v in data) or (

@@ -9,7 +9,7 @@ from ..bands import band_recall
 from ..tables import table
 from ._embeddings import load_embeddings
 from ._options import add_json, add_mkdir
-from ._paths import validate_input_paths, validate_json_dest
+from ._paths import reads, validate_input_paths, validate_json_dest
 
 #: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
 EXAMPLES = {
@@ -19,7 +19,7 @@ EXAMPLES = {
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("bands", help="band recall and candidate rate for embeddings (Table 26)")
-    p.add_argument("embeddings", help=".npy file of unit float32 rows (N, D)")
+    reads(p.add_argument("embeddings", help=".npy file of unit float32 rows (N, D)"))
     p.add_argument("--threshold", "-t", type=float, nargs="+", default=[0.95], help="cosine thresholds t")
     p.add_argument("--r", type=int, nargs="+", default=[4], help="band widths r")
     p.add_argument("--rel", type=float, nargs="+", default=[0.2], help="quantizer steps rel = eps/sigma")

@@ -13,7 +13,7 @@ from ..constants import default_data, measure_constants
 from ..geometry import LamValueError
 from ..tables import table
 from ._options import add_encoder_backend, add_mkdir
-from ._paths import validate_output_file
+from ._paths import reads, validate_output_file, writes
 
 #: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
 EXAMPLES = {
@@ -27,18 +27,18 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     bsub = p.add_subparsers(dest="bench_command", metavar="{constants}")
     bsub.required = True
     c = bsub.add_parser("constants", help="encoder tok/s, xxh3 GB/s, verify pairs/s, quantize GB/s, codec GB/s, β")
-    c.add_argument("--out", metavar="PROFILE.json", help="write the profile and the measurements here (atomically)")
+    writes(c.add_argument("--out", metavar="PROFILE.json", help="write the profile and the measurements here (atomically)"))
     add_mkdir(c)
-    c.add_argument("--encoder", default="all-MiniLM-L6-v2",
-                   help="encoder to time (default all-MiniLM-L6-v2; the paper times bge-base-en-v1.5)")
+    reads(c.add_argument("--encoder", default="all-MiniLM-L6-v2",
+                         help="encoder to time (default all-MiniLM-L6-v2; the paper times bge-base-en-v1.5)"), "name-or-path")
     add_encoder_backend(c)
-    c.add_argument("--data", metavar="DIR",
-                   help="trajectories for β (default: ../shared/data/swe-agent-trajectories when present)")
+    reads(c.add_argument("--data", metavar="DIR",
+                         help="trajectories for β (default: ../shared/data/swe-agent-trajectories when present)"), "paths")
     c.add_argument("--name", default=None, help="profile name (default: this host's name)")
     c.add_argument("--quick", action="store_true", help="smaller sizes (seconds, noisier)")
     # ``--json`` alone (the former flag) still means stdout
-    c.add_argument("--json", metavar="OUT", nargs="?", const="-",
-                   help="write the result as JSON to OUT (- or no value: stdout, and no table)")
+    writes(c.add_argument("--json", metavar="OUT", nargs="?", const="-",
+                          help="write the result as JSON to OUT (- or no value: stdout, and no table)"))
     c.set_defaults(func=run)
     return p
 

@@ -22,7 +22,7 @@ from ..geometry import LamValueError
 from ..plots import pyplot
 from ..tables import table
 from ._options import add_mkdir
-from ._paths import validate_output_file
+from ._paths import png_and_svg, validate_output_file, writes
 
 LARGE_QUERIES = 5_000
 
@@ -52,8 +52,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help=f"compactors (default all: {', '.join(COMPACTORS)})")
     m.add_argument("--mode", choices=MODES, default="chars", help="bits as chars x 8 (default) or gzip bits")
     m.add_argument("--threshold", "-t", type=float, default=0.9, help="LAM's cosine threshold t (default 0.9)")
-    m.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)")
-    m.add_argument("--plot", metavar="STEM", help="write STEM.png and STEM.svg (error vs bits per item)")
+    writes(m.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)"))
+    writes(m.add_argument("--plot", metavar="STEM", help="write STEM.png and STEM.svg (error vs bits per item)"),
+           also=png_and_svg)
     add_mkdir(m)
     m.set_defaults(func=run_membership)
 
@@ -61,14 +62,14 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     t.add_argument("--universe", type=int, default=4, help="universe size u (default 4)")
     t.add_argument("--members", type=int, default=2, help="members N (default 2)")
     t.add_argument("--max-bits", type=int, default=3, help="budgets 0..MAX_BITS bits (default 3)")
-    t.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)")
+    writes(t.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)"))
     add_mkdir(t)
     t.set_defaults(func=run_toy)
 
     h = inner.add_parser("thm3", help="Theorem 3: least GEN and SELECT budgets for n = 2^k")
     h.add_argument("--n", type=int, nargs="+", default=[4, 8, 16, 64, 1024], help="n (powers of two >= 4)")
     h.add_argument("--eps", type=float, nargs="+", default=[0.0, 0.01, 0.1, 0.5], help="target errors in [0, 1)")
-    h.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)")
+    writes(h.add_argument("--json", metavar="OUT", help="write results as JSON (- for stdout)"))
     add_mkdir(h)
     h.set_defaults(func=run_thm3)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

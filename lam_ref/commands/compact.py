@@ -17,8 +17,8 @@ import sys
 from typing import Any
 
 from ..codec import DEFAULT_REL_EB
+from ..distributed.trajectories import continues_run
 from ..geometry import LamValueError
-from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import CompactionConfig, compact_trajectory, result_summary, summarize
 from ..text.records import OBSERVATION, TrajectoryFormatError
@@ -46,8 +46,15 @@ from ._options import (
     add_threshold,
     add_trajectory_run_options,
     compaction_config,
+    run_encoder,
 )
-from ._paths import refuse_outputs_in_inputs, validate_json_dest, validate_output_dir, validate_output_file
+from ._paths import (
+    reads,
+    validate_json_dest,
+    validate_output_dir,
+    validate_output_file,
+    writes,
+)
 from ._progress import RunProgress
 from ._trajectories import plan_trajectory_files, planned_trajectories
 
@@ -66,11 +73,12 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         epilog=TABLE_LEGEND,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
+    reads(p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories"), "paths")
     add_threshold(p)
     p.add_argument("--layers", default="l1,l0", help="layer order: l1,l0 (default), l0,l1, l1 or l0")
     add_json(p)
-    p.add_argument("--residual-dir", metavar="DIR", help="write <id>.residual.jsonl and <id>.audit.json here")
+    writes(p.add_argument("--residual-dir", metavar="DIR", help="write <id>.residual.jsonl and <id>.audit.json here"),
+           "folder")
     p.add_argument("--residual-format", choices=("jsonl", "native"), default="jsonl",
                    help="jsonl (default): <name>.residual.jsonl; native: also <name>.native.<suffix> in the "
                         "input's own format (.traj, .traj.json, LoCoMo .json, .jsonl), read back by the same loader")
@@ -97,10 +105,6 @@ def run(args: argparse.Namespace) -> int:
     config = compaction_config(args, threshold=args.threshold, layers=parse_layers(args.layers),
                                both_orders=args.both_orders, l2_rel_eb=None if args.no_l2 else args.l2_rel_eb)
     files = plan_trajectory_files(args.paths, args.format, "compact")
-    sidecar = str(EmbeddingSaver(args.save_embeddings).ids_path) if args.save_embeddings else None
-    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--save-embeddings", args.save_embeddings),
-                                          ("--save-embeddings (its .ids.json)", sidecar),
-                                          ("--residual-dir", args.residual_dir)])
     validate_json_dest(args.json, mkdir=args.mkdir)
     if args.residual_dir:
         validate_output_dir(args.residual_dir, "--residual-dir", mkdir=args.mkdir)
@@ -111,16 +115,17 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         if args.residual_dir:  # one run at a time, and never silently over an earlier run's files (D11)
             stack.enter_context(claim_residual_dir(args.residual_dir, overwrite=args.overwrite,
-                                                   resume=getattr(args, "resume", None) is not None))
+                                                   resume=continues_run(getattr(args, "resume", None))))
         if wants_cluster(args):  # Dask: --workers / --scheduler / --resume / --scope corpus (docs/scale.md)
             refuse_serial_only(args, [("--save-embeddings", args.save_embeddings),
+                                      ("--embedding-cache", args.embedding_cache),
                                       ("--residual-format native", args.residual_format == "native")])
             return run_compact(args, config)
         return _run_serial(args, config, files)
 
 
 def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list) -> int:
-    encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
+    encoder = run_encoder(args)
     if encoder.kind == "hashing":
         hashing_note()
     quiet = args.json == "-"

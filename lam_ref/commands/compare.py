@@ -66,7 +66,6 @@ from ..peers.compare import (
 )
 from ..peers.masking import validate_k
 from ..tables import pct, plural, table
-from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.records import Trajectory
 from ._lines import config_line, reuse_line
@@ -75,8 +74,9 @@ from ._options import (
     add_mkdir,
     add_trajectory_run_options,
     compaction_config,
+    run_encoder,
 )
-from ._paths import refuse_outputs_in_inputs, validate_output_file
+from ._paths import reads, svg_beside, validate_output_file, writes
 from ._progress import RunProgress
 from ._trajectories import loaded_trajectories, plan_trajectory_files
 
@@ -88,7 +88,7 @@ EXAMPLES = {
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="LAM against masking, SemDeDup, GEM and LRE (Table 17, Figure 3)")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
+    reads(p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories"), "paths")
     p.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated (default {DEFAULT_METHODS}; also l1)")
     p.add_argument("--t", type=float, nargs="+", default=DEFAULT_OPS["t"], help="lam/l1 thresholds (default 0.99 0.95 0.90)")
     p.add_argument("--k", type=int, nargs="+", default=DEFAULT_OPS["k"], help="masking: observations kept (default 10 5 3)")
@@ -105,12 +105,14 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="which near-duplicate survives: hard = farthest from the centroid (default, the official), "
                         "easy, random, earliest (arrival order, ours)")
     p.add_argument("--gem-min-blocks", type=int, default=16, help="GEM leaves shorter histories unchanged (default 16)")
-    p.add_argument("--lre-weights", metavar="PATH", help="LRE weights file (default: the shipped lre_weights.json)")
+    reads(p.add_argument("--lre-weights", metavar="PATH", help="LRE weights file (default: the shipped lre_weights.json)"))
     add_trajectory_run_options(p)
-    p.add_argument("--gold", metavar="PATCHES", help="gold patches (the formats of lam-ref sweep --gold)")
+    reads(p.add_argument("--gold", metavar="PATCHES", help="gold patches (the formats of lam-ref sweep --gold)"),
+          "file-or-folder")
     p.add_argument("--taus", nargs="+", default=DEFAULT_TAUS, help="retention floors of ECR@τ (default 1.0 0.999 0.99 0.95)")
     add_json(p)
-    p.add_argument("--plot", metavar="OUT.png", help="removal-vs-evidence plot (PNG, and SVG next to it); needs --gold")
+    writes(p.add_argument("--plot", metavar="OUT.png", help="removal-vs-evidence plot (PNG, and SVG next to it); needs --gold"),
+           also=svg_beside)
     add_mkdir(p)
     p.set_defaults(func=run)
     return p
@@ -165,7 +167,6 @@ def validate_args(args: argparse.Namespace) -> ComparePlan:
 
 def run(args: argparse.Namespace) -> int:
     plan = validate_args(args)
-    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--plot", args.plot)])  # D1
     plan_trajectory_files(args.paths, args.format)  # a missing or empty input: exit 2 before any work
     t_start = time.perf_counter()
     failures: list[LoadFailure] = []
@@ -186,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     if not trajs:
         print("lam-ref compare: no trajectories found", file=sys.stderr)
         return 1
-    encoder = CountingEncoder(get_encoder(args.encoder, args.device, args.encoder_backend)) if needs_encoder else None
+    encoder = CountingEncoder(run_encoder(args)) if needs_encoder else None
     progress = RunProgress(len(trajs), enabled=not args.no_progress, desc="compare", unit="trajectory")
     try:
         done = compare_methods(trajs, plan, encoder=encoder, lines=lines if gold is not None else None, lre_model=model,

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..geometry import LamValueError
 from ._options import add_mkdir
-from ._paths import validate_input_paths, validate_json_dest
+from ._paths import reads, validate_input_paths, validate_json_dest, writes
 
 #: Default deadline of one check (and of loading the implementation), in seconds.
 CHECK_TIMEOUT = 300.0
@@ -49,11 +49,11 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--impl", default=None, metavar="IMPL",
                    help="pkg.module or exec:COMMAND (default $LAM_IMPL; with neither, an error: there is no silent default; "
                    "lam_ref's own adapter is lam_ref.conformance.adapter)")
-    p.add_argument("--json", metavar="PATH", help="write the JSON report (documented schema) to PATH")
+    writes(p.add_argument("--json", metavar="PATH", help="write the JSON report (documented schema) to PATH"))
     add_mkdir(p)
     p.add_argument("--thorough", action="store_true", help="25x example counts with random generation")
-    p.add_argument("--skips-file", metavar="PATH", help="check-id prefixes to skip, one per line ('# reason' optional)")
-    p.add_argument("--xfails-file", metavar="PATH", help="check-id prefixes expected to fail, one per line")
+    reads(p.add_argument("--skips-file", metavar="PATH", help="check-id prefixes to skip, one per line ('# reason' optional)"))
+    reads(p.add_argument("--xfails-file", metavar="PATH", help="check-id prefixes expected to fail, one per line"))
     p.add_argument("--exec-timeout", type=float, metavar="SEC", help="per-request deadline for exec: implementations (default 10)")
     p.add_argument("--check-timeout", type=float, default=None, metavar="SEC",
                    help=f"deadline per check and for loading the implementation (default {CHECK_TIMEOUT:g}; thorough: 10x)")
@@ -144,10 +144,22 @@ def _placeholder(spec: str) -> dict[str, Any]:
     }
 
 
+def missing_checks(events: list[dict[str, Any]], report: dict[str, Any]) -> list[str]:
+    """The checks the run collected (its ``collected`` event) or started, in suite order, that have
+    no result in ``report``: a run missing one never says ``completed`` (issue 39 §4)."""
+    from ..conformance import CHECKS
+
+    expected = {i for e in events if e.get("event") == "collected" for i in e.get("ids") or ()}
+    expected |= {e.get("id") for e in events if e.get("event") == "start"}
+    have = {t.get("id") for t in report.get("tests") or ()}
+    return [c.id for c in CHECKS if c.id in expected and c.id not in have]
+
+
 def abnormal_report(events: list[dict[str, Any]], spec: str, status: str, exit_code: int | None, why: str,
-                    *, started: float, thorough: bool) -> dict[str, Any]:
+                    *, started: float, thorough: bool, only: set[str] | None = None) -> dict[str, Any]:
     """The report of a run that did not finish: finished checks as recorded, every other check
-    ``failed`` with ``why`` (never passed, never silently skipped)."""
+    ``failed`` with ``why`` (never passed, never silently skipped); ``only``: just these checks
+    (those an incomplete run collected)."""
     from ..conformance import CHECKS
     from ..conformance.report import build_report
 
@@ -156,6 +168,8 @@ def abnormal_report(events: list[dict[str, Any]], spec: str, status: str, exit_c
     running = [e["id"] for e in events if e.get("event") == "start" and e["id"] not in done]
     tests = []
     for c in CHECKS:
+        if only is not None and c.id not in only and c.id not in done:
+            continue
         if c.id in done:
             tests.append(done[c.id])
             continue
@@ -304,8 +318,15 @@ def run(args: argparse.Namespace) -> int:
                 problems = validate_report(report)
                 if problems:
                     status, why, report = "crashed", f"the run's report is invalid: {problems[0]}", None
+        only = None
+        if report is not None and (missing := missing_checks(events, report)):
+            status, report = "incomplete", None
+            only = set(missing) | {t["id"] for e in events if e.get("event") == "result" for t in [e["test"]]}
+            why = (f"incomplete: {len(missing)} collected check(s) did not finish (pytest stopped early, e.g. -x or "
+                   f"--maxfail): {', '.join(missing)}")
         if report is None:
-            report = abnormal_report(events, spec, status, rc, why or "unknown", started=started, thorough=args.thorough)
+            report = abnormal_report(events, spec, status, rc, why or "unknown", started=started, thorough=args.thorough,
+                                     only=only)
             print(f"lam-ref conform: FAILED: {why}", file=sys.stderr)
         if args.json:
             from .._io import write_json

@@ -16,7 +16,7 @@ from ..geometry import LamValueError
 from ..tables import table
 from ._dask import add_cluster_options, probe_steps
 from ._options import add_mkdir, add_trajectory_run_options, compaction_config
-from ._paths import validate_output_dir, validate_output_file
+from ._paths import reads, validate_output_dir, validate_output_file, writes
 from ._progress import RunProgress
 
 
@@ -24,7 +24,7 @@ def _add_probe_options(p: argparse.ArgumentParser, *, device: bool) -> None:
     """The probe's options (``probe`` and ``matrix``; docs/determinism.md's option table): the run
     options every trajectory command takes (:func:`add_trajectory_run_options`: the same windows as
     ``compact`` by default), and the probe's own (batch sizes, thresholds, precision, ...)."""
-    add_trajectory_run_options(p, batch_size=False, device=False)
+    add_trajectory_run_options(p, batch_size=False, device=False, measures_encoder=True)
     p.add_argument("--batch-sizes", default=",".join(map(str, det.DEFAULT_BATCH_SIZES)),
                     help="comma-separated encoding batch sizes (default 8,16,32,64,128,256)")
     p.add_argument("--thresholds", default=",".join(map(str, det.DEFAULT_THRESHOLDS)),
@@ -57,9 +57,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     dsub = p.add_subparsers(dest="action", metavar="ACTION")
 
     pr = dsub.add_parser("probe", help="encode at several batch sizes, record digests, margins, jitter, at-risk decisions")
-    pr.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
-    pr.add_argument("--json", metavar="OUT", help="write the report here (atomically; required)")
-    pr.add_argument("--out", dest="out_deprecated", metavar="OUT", help=argparse.SUPPRESS)  # deprecated alias of --json
+    reads(pr.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories"), "paths")
+    writes(pr.add_argument("--json", metavar="OUT", help="write the report here (atomically; required)"))
+    writes(pr.add_argument("--out", dest="out_deprecated", metavar="OUT", help=argparse.SUPPRESS))  # deprecated alias of --json
     add_mkdir(pr)
     _add_probe_options(pr, device=True)
     add_cluster_options(pr, resume=False, tile=False)
@@ -75,8 +75,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                "--out matrix/\nexit status: 0 every digest agrees, 1 a digest differs or a probe "
                "failed, 2 bad input (nothing run)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    mx.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
-    mx.add_argument("--out", required=True, metavar="DIR", help="folder for <configuration>.json and matrix.json")
+    reads(mx.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories"), "paths")
+    writes(mx.add_argument("--out", required=True, metavar="DIR", help="folder for <configuration>.json and matrix.json"),
+           "folder")
     add_mkdir(mx)
     mx.add_argument("--configs", default=None,
                     help="comma-separated kernel configurations (default: all; lam-ref determinism matrix --list)")
@@ -89,16 +90,17 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     mx.set_defaults(func=run_matrix)
 
     cp = dsub.add_parser("compare", help="one table across reports; exit 0 if every digest agrees, 1 if not")
-    cp.add_argument("reports", nargs="+", metavar="REPORT.json")
-    cp.add_argument("--json", metavar="OUT", help="write the comparison as JSON (- for stdout)")
+    reads(cp.add_argument("reports", nargs="+", metavar="REPORT.json"))
+    writes(cp.add_argument("--json", metavar="OUT", help="write the comparison as JSON (- for stdout)"))
     add_mkdir(cp)
     cp.add_argument("--allow-different-inputs", action="store_true",
                     help="compare reports of different inputs (each input separately) instead of refusing")
     cp.set_defaults(func=run_compare)
 
     wp = dsub.add_parser("weights", help="write a copy of the encoder folder with weights stored in float16")
-    wp.add_argument("--out", required=True, metavar="DIR", help="new folder (must not exist)")
-    wp.add_argument("--encoder", default="all-MiniLM-L6-v2", help="all-MiniLM-L6-v2 (default) or a local model folder")
+    writes(wp.add_argument("--out", required=True, metavar="DIR", help="new folder (must not exist)"), "folder")
+    reads(wp.add_argument("--encoder", default="all-MiniLM-L6-v2", help="all-MiniLM-L6-v2 (default) or a local model folder"),
+          "name-or-path")
     wp.add_argument("--dtype", default="float16", help="storage dtype: float16 (default), bfloat16, float32")
     wp.set_defaults(func=run_weights)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

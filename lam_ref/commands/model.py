@@ -15,7 +15,7 @@ from ..geometry import LamValueError
 from ..plots import pyplot
 from ..tables import table
 from ._options import add_mkdir
-from ._paths import validate_json_dest, validate_output_file
+from ._paths import reads, svg_beside, validate_json_dest, validate_output_file, writes
 
 _TITLES = {
     "2": "Table 2: mean modelled latency per turn (s), 1,453 growth turns, Llama-3.1-8B",
@@ -35,13 +35,14 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("model", help="the cost model: print the paper's Tables 2, 7, 8, 27, M beside the model's values")
     p.add_argument("--table", choices=sorted(cm.TABLES), action="append",
                    help="table to print (repeatable; default: all)")
-    p.add_argument("--device", default="GB10",
-                   help="device profile: GB10, A100, or a JSON file from `lam-ref bench constants` (default GB10)")
+    reads(p.add_argument("--device", default="GB10",
+                         help="device profile: GB10, A100, or a JSON file from `lam-ref bench constants` (default GB10)"),
+          "name-or-path")
     # ``--json`` alone (the former flag) still means stdout
-    p.add_argument("--json", metavar="OUT", nargs="?", const="-",
-                   help="write the tables as JSON to OUT (- or no value: stdout; the tables then go to stderr)")
-    p.add_argument("--plot", metavar="OUT.png",
-                   help="write cumulative cost vs turn per schedule as OUT.png and OUT.svg")
+    writes(p.add_argument("--json", metavar="OUT", nargs="?", const="-",
+                          help="write the tables as JSON to OUT (- or no value: stdout; the tables then go to stderr)"))
+    writes(p.add_argument("--plot", metavar="OUT.png",
+                          help="write cumulative cost vs turn per schedule as OUT.png and OUT.svg"), also=svg_beside)
     add_mkdir(p)
     p.set_defaults(func=run)
     return p

@@ -24,7 +24,6 @@ from ..geometry import LamValueError, delta_from_t, validate_threshold
 from ..pairs import near_pairs
 from ..tables import plural, printable, table
 from ..text.chunking import get_tokenizer
-from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.pipeline import encode_chunks
 from ..text.reuse import EncodingCache
@@ -37,8 +36,9 @@ from ._options import (
     add_threshold,
     add_trajectory_run_options,
     compaction_config,
+    run_encoder,
 )
-from ._paths import refuse_outputs_in_inputs, validate_json_dest, validate_output_file
+from ._paths import reads, validate_json_dest, validate_output_file
 from ._progress import RunProgress
 from ._trajectories import plan_trajectory_files, planned_trajectories
 
@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="All pairs of observation windows within δ = sqrt(2 - 2t), by the merge rule. "
                     "Exit status: 0 ok, 1 some inputs failed, 2 usage error or unusable input.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
+    reads(p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories"), "paths")
     add_threshold(p)
     p.add_argument("--pool", action="store_true",
                    help="pool every trajectory: also count pairs across trajectories (default: within each)")
@@ -81,13 +81,10 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(args.top, bool) or args.top < 0:
         raise LamValueError(f"--top must be an integer >= 0, got {args.top!r}")
     files = plan_trajectory_files(args.paths, args.format, "pairs")
-    sidecar = str(EmbeddingSaver(args.save_embeddings).ids_path) if args.save_embeddings else None
-    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--save-embeddings", args.save_embeddings),
-                                          ("--save-embeddings (its .ids.json)", sidecar)])
     validate_json_dest(args.json, mkdir=args.mkdir)
     if args.save_embeddings:
         validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
-    encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
+    encoder = run_encoder(args)
     tok = get_tokenizer(config.tokenizer)
     saver = EmbeddingSaver(args.save_embeddings or "unused.npy")
     failures: list[LoadFailure] = []

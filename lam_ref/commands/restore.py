@@ -33,10 +33,11 @@ from ..text.residuals import (
     native_originals_line,
     orphan_residuals,
     restore_one,
+    unfinished_run,
     write_native_original,
 )
 from ._options import add_json, add_mkdir
-from ._paths import validate_input_paths, validate_json_dest, validate_output_dir
+from ._paths import reads, validate_input_paths, validate_json_dest, validate_output_dir, writes
 
 #: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
 EXAMPLES = {
@@ -47,13 +48,14 @@ EXAMPLES = {
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("restore", help="restore original records from compact --residual-dir output (SPEC §8)",
                        description=__doc__.split("\n\n")[0].replace("``", "'"))
-    p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="--residual-dir folders, *.audit.json files or *.native.<suffix> residuals")
+    reads(p.add_argument("paths", nargs="+", metavar="PATH",
+                         help="--residual-dir folders, *.audit.json files or *.native.<suffix> residuals"), "paths")
     p.add_argument("--residual-format", choices=("jsonl", "native"), default="jsonl",
                    help="jsonl (default): read <name>.residual.jsonl; native: read <name>.native.<suffix>, the "
                         "residual in the input's own format (a *.native.* PATH is always read so)")
-    p.add_argument("--out", metavar="DIR", help="write <name>.original.jsonl here (default: check only); from a "
-                                                "native residual also <name>.original.native.<suffix> in the input's format")
+    writes(p.add_argument("--out", metavar="DIR", help="write <name>.original.jsonl here (default: check only); from a "
+                                                      "native residual also <name>.original.native.<suffix> in the "
+                                                      "input's format"), "folder")
     add_mkdir(p)
     add_json(p)
     p.set_defaults(func=run)
@@ -99,8 +101,14 @@ def run(args: argparse.Namespace) -> int:
                        "trajectory": store.trajectory_id, "ok": True, "records": len(records),
                        "edited_records": edited, "moved_bytes": store.moved_bytes, "written": written,
                        "checked": store.checked, "audit_version": store.version,
+                       "bound": store.binding is not None,
                        "written_native": written_native, "native_identical": identical})
         rows.append([printable(name), len(records), edited, store.moved_bytes, "ok (" + store.checked + ")"])
+    unfinished = {raw: state for raw in paths if Path(raw).is_dir() and (state := unfinished_run(raw))}
+    for folder, state in unfinished.items():  # issue 39 §4: a folder a killed run left half replaced
+        how = ("a run is writing it now" if state == "running" else
+               "the last run writing it did not finish (killed?), so it may mix that run's files with an earlier run's")
+        print(f"lam-ref restore: warning: {printable(folder)}: {how}", file=sys.stderr)
     out = sys.stderr if args.json == "-" else sys.stdout
     total = len(files) + len(orphan_residuals(paths))
     print(table(rows, ["trajectory", "records", "edited", "moved bytes", "restored"]), file=out)
@@ -110,5 +118,5 @@ def run(args: argparse.Namespace) -> int:
     if natives:  # SPEC §8.3: what holds of the native originals, checked against the inputs still there
         print(native_originals_line(natives), file=out)
     if args.json:
-        write_json({"restored": report, "failed": failed}, args.json)
+        write_json({"restored": report, "failed": failed, "unfinished_runs": unfinished}, args.json)
     return 1 if failed else 0

@@ -14,7 +14,7 @@ from ..tables import table
 from ._dask import add_cluster_options, refuse_serial_only, run_substitute, wants_cluster
 from ._embeddings import load_embeddings
 from ._options import add_json, add_mkdir
-from ._paths import validate_input_paths, validate_json_dest, validate_output_file
+from ._paths import reads, validate_input_paths, validate_json_dest, validate_output_file, writes
 
 #: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
 EXAMPLES = {
@@ -24,7 +24,7 @@ EXAMPLES = {
 
 def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("substitute", help="run Algorithm 2 (batch) on a .npy of unit rows; print δ̂ and digests")
-    p.add_argument("embeddings", help=".npy file of unit float32 rows (N, D), in arrival order")
+    reads(p.add_argument("embeddings", help=".npy file of unit float32 rows (N, D), in arrival order"))
     p.add_argument("--threshold", "-t", type=float, default=0.95, help="cosine merge threshold t (default 0.95)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--exhaustive", action="store_true", help="exhaustive candidates (equals the oracle)")
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--rel", type=float, default=0.2, help="quantizer step eps/sigma (banded mode)")
     p.add_argument("--normalize", action="store_true", help="rescale rows to unit norm first")
     add_json(p, "the result")
-    p.add_argument("--map-out", metavar="PATH", help="write π as an int64 .npy")
+    writes(p.add_argument("--map-out", metavar="PATH", help="write π as an int64 .npy"))
     add_mkdir(p)
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda (exhaustive mode on the GPU, needs CuPy)")
     add_cluster_options(p, resume=False)

@@ -72,8 +72,9 @@ from ._options import (
     add_save_embeddings,
     add_trajectory_run_options,
     compaction_config,
+    run_encoder,
 )
-from ._paths import refuse_outputs_in_inputs, validate_json_dest, validate_output_file
+from ._paths import reads, validate_json_dest, validate_output_file
 from ._progress import RunProgress
 from ._trajectories import plan_trajectory_files, planned_trajectories
 
@@ -87,12 +88,13 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="merge-threshold sweep over trajectories (Table 3, 11, 14, 17)",
                        description="Merge-threshold sweep over trajectories. "
                                    "Exit status: 0 ok, 1 some inputs failed, 2 usage error or unusable input.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories")
+    reads(p.add_argument("paths", nargs="+", metavar="PATH", help="trajectory files or directories"), "paths")
     p.add_argument("--thresholds", "-t", type=float, nargs="+", default=[0.99, 0.98, 0.96, 0.95, 0.90],
                    help="cosine thresholds in [-1, 1] (default: Table 3's 0.99 0.98 0.96 0.95 0.90)")
     p.add_argument("--layers", default="l1,l0", help="layer order (default l1,l0)")
-    p.add_argument("--gold", metavar="PATH",
-                   help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory")
+    reads(p.add_argument("--gold", metavar="PATH",
+                         help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory"),
+          "file-or-folder")
     p.add_argument("--taus", type=str, nargs="+", default=["1.0", "0.999", "0.99", "0.95"],
                    help="retention floors τ in [0, 1] for ECR@τ, exact (0.999 or 999/1000; default 1.0 0.999 0.99 0.95)")
     p.add_argument("--recall-k", type=int, default=10,
@@ -122,10 +124,6 @@ def validate_args(args: argparse.Namespace) -> SweepPlan:
     except LamValueError as exc:
         raise LamValueError(f"--layers must be l1,l0, l0,l1, l1 or l0, got {args.layers!r} ({exc})") from exc
     files = plan_trajectory_files(args.paths, args.format, "sweep")
-    emb = getattr(args, "save_embeddings", None)
-    refuse_outputs_in_inputs(args.paths, [("--json", args.json), ("--save-embeddings", emb),
-                                          ("--save-embeddings (its .ids.json)",
-                                           str(EmbeddingSaver(emb).ids_path) if emb else None)])
     mkdir = getattr(args, "mkdir", False)
     validate_json_dest(args.json, mkdir=mkdir)
     if getattr(args, "save_embeddings", None):
@@ -139,9 +137,10 @@ def validate_args(args: argparse.Namespace) -> SweepPlan:
 def run(args: argparse.Namespace) -> int:
     plan = validate_args(args)
     if wants_cluster(args):  # Dask: --workers / --scheduler / --resume (docs/scale.md)
-        refuse_serial_only(args, [("--save-embeddings", getattr(args, "save_embeddings", None))])
+        refuse_serial_only(args, [("--save-embeddings", getattr(args, "save_embeddings", None)),
+                                  ("--embedding-cache", args.embedding_cache)])
         return _run_dask(args, plan)
-    encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
+    encoder = run_encoder(args)
     sweep = Sweep(plan)
     failures: list[LoadFailure] = []
     saver = EmbeddingSaver(args.save_embeddings) if getattr(args, "save_embeddings", None) else None

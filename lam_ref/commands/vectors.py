@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from ._paths import reads
+
 #: The example each ``--help`` shows (``lam_ref.cli`` collects them from every command module).
 EXAMPLES = {
     "vectors": "lam-ref vectors --impl your_package.lam_adapter core online",
@@ -25,8 +27,9 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Run every vector of the named profiles (default: the profiles the implementation claims) or "
                     "vector files against IMPL, one line per file and the failures. Exit status: 0 every vector "
                     "passes, 1 a vector fails, 2 bad input (an unknown profile, a malformed file, no implementation).")
-    p.add_argument("files", nargs="*", metavar="PROFILE_OR_FILE",
-                   help=f"profiles ({', '.join(PROFILES)}) or vector .json files; default: the claimed profiles")
+    reads(p.add_argument("files", nargs="*", metavar="PROFILE_OR_FILE",
+                         help=f"profiles ({', '.join(PROFILES)}) or vector .json files; default: the claimed profiles"),
+          "name-or-path")
     p.add_argument("--impl", default=None, metavar="IMPL",
                    help="pkg.module or exec:COMMAND (default $LAM_IMPL; with neither, an error)")
     p.add_argument("--thorough", action="store_true", help="also the vectors flagged LargeIds (65,537 rows)")

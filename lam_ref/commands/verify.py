@@ -11,11 +11,12 @@ table aggregates over trajectories. Exit status 1 when any claim fails.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from .._io import write_json
+from .._io import read_json_input, write_json
 from ..geometry import LamValueError
 from ..tables import table
 from ._embeddings import embeddings_ids_path, load_embeddings
@@ -25,8 +26,9 @@ from ._options import (
     add_mkdir,
     add_trajectory_run_options,
     compaction_config,
+    run_encoder,
 )
-from ._paths import refuse_outputs_in_inputs, validate_input_paths, validate_json_dest
+from ._paths import reads, validate_input_paths, validate_json_dest
 from ._progress import RunProgress
 from ._trajectories import plan_trajectory_files, planned_trajectories
 
@@ -42,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="check the paper's claims (THM1, PROP2, THM2, ...) on embeddings or trajectories",
         description="Run the theory checks (SPEC §11) on an .npy of unit rows or on trajectory files.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help=".npy/.npz embeddings, or trajectory files/directories")
+    reads(p.add_argument("paths", nargs="+", metavar="PATH", help=".npy/.npz embeddings, or trajectory files/directories"),
+          "paths", also=lambda path: [str(embeddings_ids_path(path))] if path.endswith(".npy") else [])
     p.add_argument("--threshold", "-t", type=float, default=0.95, help="cosine merge threshold t (default 0.95)")
     p.add_argument("--r", type=int, default=4, help="band width r of the compactor under test (default 4)")
     p.add_argument("--rel", type=float, default=0.2, help="quantizer step rel (default 0.2)")
@@ -88,16 +91,15 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def _ids_beside(path: str | Path, rows: int) -> list[str] | None:
     """The trajectory of each row, from the ``OUT.ids.json`` that ``--save-embeddings`` writes beside
     ``OUT.npy`` (issue 23 §6); ``None`` when there is none. One that does not fit is refused."""
-    import json
 
     path = Path(path)
     if path.suffix != ".npy":
         return None
     ids = embeddings_ids_path(path)
-    if not ids.is_file():
+    if not os.path.lexists(ids):  # present but a FIFO, a device, a folder: refused when read, not ignored
         return None
     try:
-        obj = json.loads(ids.read_text(encoding="utf-8"))
+        obj = read_json_input(ids)
         col = obj["columns"].index("trajectory")
         traj = [str(r[col]) for r in obj["rows"]]
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
@@ -132,7 +134,6 @@ def _npy_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[str, An
 def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[str, Any]):
     try:
         from ..text.chunking import get_tokenizer
-        from ..text.encoders import get_encoder
         from ..text.loaders import LoadFailure
         from ..text.pipeline import encode_chunks
         from ..text.reuse import EncodingCache
@@ -141,7 +142,7 @@ def _trajectory_sets(args: argparse.Namespace, opts: dict[str, Any], meta: dict[
     from ..verify import verify_set
 
     config = compaction_config(args, threshold=args.threshold)
-    encoder = get_encoder(args.encoder, args.device, args.encoder_backend)
+    encoder = run_encoder(args)
     tok = get_tokenizer(config.tokenizer)
     meta["encoder"] = encoder.describe()
     meta["failures"] = []
@@ -176,7 +177,6 @@ def run(args: argparse.Namespace) -> int:
 
     opts = _options(args)
     validate_input_paths(args.paths)  # before any model loads: a missing input costs nothing
-    refuse_outputs_in_inputs(args.paths, [("--json", args.json)])  # D1
     validate_json_dest(args.json, mkdir=args.mkdir)
     as_traj = args.trajectories or not all(Path(p).suffix in (".npy", ".npz") for p in args.paths)
     if as_traj:

@@ -44,7 +44,14 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = 10.0
+#: The longest reply line read from a server (bytes): a server that writes without newlines cannot
+#: drive the client's memory up; a longer line fails the request (issue 39 §4). Replies are one JSON
+#: object per line; the largest the suite asks for (65,537-row maps) is a few MiB.
+MAX_LINE_BYTES = 64 << 20
+#: Reply lines held unread at most (a server printing lines faster than they are read waits).
+_MAX_QUEUED_LINES = 1024
 _EOF = object()
+_TOO_LONG = object()
 
 
 class ExecError(RuntimeError):
@@ -99,15 +106,19 @@ class _Server:
             )
         except OSError as exc:
             raise ExecCrashed(f"exec server {command!r} could not be started: {exc}") from exc
-        self.lines: queue.Queue[Any] = queue.Queue()
+        self.lines: queue.Queue[Any] = queue.Queue(maxsize=_MAX_QUEUED_LINES)
         self.stderr_tail: deque[str] = deque(maxlen=40)
         self.next_id = 0
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
 
     def _read_stdout(self) -> None:
+        limit = MAX_LINE_BYTES
         try:
-            for line in iter(self.proc.stdout.readline, b""):
+            for line in iter(lambda: self.proc.stdout.readline(limit + 1), b""):
+                if len(line) > limit and not line.endswith(b"\n"):  # no newline within the limit: stop reading
+                    self.lines.put(_TOO_LONG)
+                    return
                 self.lines.put(line)
         except (OSError, ValueError):
             pass
@@ -169,6 +180,12 @@ class _Server:
                     f"exec server {self.command!r} did not answer op {op!r} within {timeout:g} s; the process was killed"
                     + self.tail()
                 ) from None
+            if raw is _TOO_LONG:
+                self.kill()
+                raise ExecProtocolError(
+                    f"exec server {self.command!r} wrote more than {MAX_LINE_BYTES} bytes without a newline while "
+                    f"handling op {op!r}; the process was killed (protocol replies are JSON objects, one per line)"
+                )
             if raw is _EOF:
                 try:
                     code = self.proc.wait(timeout=2)

@@ -29,7 +29,9 @@ properties broken on the counterexample, in the words of
 ``passed``, ``failed``, ``incomplete`` or ``skipped`` when not declared, never passed). ``run``
 says how the run ended: ``completed``, or, from ``lam-ref conform``'s supervisor, ``crashed``
 (the process died or exited early, e.g. ``os._exit``), ``timed_out`` (a check or the loading
-passed its deadline); every check not finished is then ``failed`` with the reason.
+passed its deadline), ``incomplete`` (the run ended normally, but without a result for every check
+it collected, e.g. ``-- -x``); every check not finished is then ``failed`` with the reason, and
+``run.message`` names the checks that did not finish.
 
 ``outcome`` is one of :data:`OUTCOMES`. ``hypothesis`` (``null`` for checks without generated
 data) holds ``max_examples``, ``examples``, ``invalid``, ``failing``, ``properties``,
@@ -66,7 +68,7 @@ __all__ = [
 ]
 
 SCHEMA_ID = "lam_ref.conformance.report"
-RUN_STATUSES = ("completed", "crashed", "timed_out")
+RUN_STATUSES = ("completed", "incomplete", "crashed", "timed_out")
 SCHEMA_VERSION = 1
 #: not_applicable, not_run and resource: :mod:`lam_ref.conformance.verdicts` (never passed, never a contract failure)
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "not_applicable", "not_run", "resource")

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import digest as _digest
 from .. import schemas as _schemas
+from .._io import InputError, parse_json, read_input_text
 from ..geometry import LamValueError
 from .encoder import run_precision, shown_folder
 from .margins import first_divergence
@@ -59,16 +60,16 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     digests, ``dropped`` and at-risk ids in range.
     """
     p = str(path)
+    if not Path(p).exists():
+        raise LamValueError(f"report {p!r} does not exist")
     try:
-        text = Path(p).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LamValueError(f"report {p!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LamValueError(f"report {p!r} is not readable: {exc}") from None
+        text = read_input_text(p)
+    except InputError as exc:
+        raise LamValueError(f"report {p!r} is not readable: {exc.problem}") from None
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LamValueError(f"report {p!r} is not valid JSON (truncated?): {exc}") from None
+        doc = parse_json(p, text)
+    except InputError as exc:
+        raise LamValueError(f"report {p!r} is not valid JSON (truncated?): {exc.problem}") from None
     if isinstance(doc, dict):
         migrate(doc)
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:

@@ -18,6 +18,7 @@ the file digests in input order. Both are computed the same way from a serial ru
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
@@ -128,8 +129,15 @@ def _output(run_dir: str, index: int, kind: str = "files") -> Path:
 def write_file_output(run_dir: str, record: dict[str, Any], kind: str = "files") -> None:
     """Write one file's output (``record["index"]``, ``record["path"]`` and the task's data) to
     ``<kind>/<index>.json`` by temporary file + rename (a retried task writes the same bytes);
-    ``kind`` names the pass (``files``; ``residuals`` for the corpus scope's second pass)."""
-    atomic_write_text(_output(run_dir, record["index"], kind), json.dumps(record))
+    ``kind`` names the pass (``files``; ``residuals`` for the corpus scope's second pass). The
+    record carries the SHA-256 of everything else in it (``sha256``), so a resumed run refuses a
+    record edited afterwards (issue 39 §4: a resumed report is built from these records)."""
+    body = {k: v for k, v in record.items() if k != "sha256"}
+    atomic_write_text(_output(run_dir, record["index"], kind), json.dumps({**body, "sha256": _record_sha(body)}))
+
+
+def _record_sha(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool) -> list[str]:
@@ -272,10 +280,13 @@ def read_file_output(run_dir: str, index: int, path: str, kind: str = "files") -
     p = _output(run_dir, index, kind)
     try:
         rec = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(rec, dict) or rec.get("index") != index or rec.get("path") != path:
-        return None
+    if not isinstance(rec, dict) or rec.get("index") != index or rec.get("path") != path or "sha256" not in rec:
+        return None  # absent, torn, another file's, or written before records carried a checksum: computed again
+    if rec.pop("sha256") != _record_sha(rec):
+        raise LamValueError(f"--resume {run_dir}: {kind}/{p.name} (the output of {path}) was edited after it was "
+                            "written (its SHA-256 differs); remove it to compute that file again")
     return rec
 
 
@@ -285,6 +296,13 @@ def _input_stamp(path: str) -> list[Any]:
         return [path, st.st_size, st.st_mtime_ns]
     except OSError:
         return [path, None, None]
+
+
+def continues_run(run_dir: str | None) -> bool:
+    """Whether ``--resume run_dir`` continues an earlier run (the folder holds its ``settings.json``):
+    only then may the run write over the residual files already in its ``--residual-dir`` without
+    ``--overwrite`` (issue 39 §4: a new run folder never silently replaces an earlier run's files)."""
+    return run_dir is not None and (Path(run_dir) / SETTINGS_FILE).is_file()
 
 
 def validate_resume_dir(run_dir: str, settings: dict[str, Any], files: list[tuple[str, str]]) -> None:

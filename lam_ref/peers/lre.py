@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from .._io import InputError, read_json_input
 from ..geometry import LamValueError
 from ..text.chunking import Tokenizer
 from ..text.records import Trajectory
@@ -192,10 +193,10 @@ def load_model(path: str | None = None) -> LreModel:
         text = resources.files("lam_ref.peers").joinpath(WEIGHTS).read_text(encoding="utf-8")
         return LreModel.from_json(json.loads(text), WEIGHTS)
     try:
-        with open(path, encoding="utf-8") as fh:
-            return LreModel.from_json(json.load(fh), path)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise LamValueError(f"LRE weights {path!r} cannot be read: {exc}") from exc
+        doc = read_json_input(path)
+    except InputError as exc:
+        raise LamValueError(f"LRE weights {path!r} cannot be read: {exc.problem}") from exc
+    return LreModel.from_json(doc, path)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -20,6 +20,11 @@ are still read; :attr:`AuditStore.checked` says what was checked, and for a vers
 that its version was not covered. A version-1 store whose body holds ``meta`` (a version-2 store
 whose version was edited down) is refused.
 
+A store written since issue 39 also holds, in its checksummed body, a ``binding``: the name of
+its files and the SHA-256 of its residual file's bytes (:mod:`lam_ref.text.residuals` writes and
+checks it), so a store found under another trajectory's name (two pairs swapped), or beside a
+residual it was not written with, is refused.
+
 Threat model: the SHA-256 checksums detect accidental corruption and casual edits of the store
 or of the residual. Without a key they are not authentication: whoever can write the files can
 recompute every checksum, so a store from an untrusted source proves nothing.
@@ -39,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text
+from .._io import InputError, atomic_write_text, read_json_input
 from ..geometry import LamValueError
 
 __all__ = ["AuditError", "AuditStore", "LayerPatch", "undo_patches"]
@@ -105,6 +110,10 @@ class AuditStore:
     meta: list[list[Any]] | None = None
     #: The format version the store was read from (:data:`FORMAT_VERSION` for a new one).
     version: int = FORMAT_VERSION
+    #: What binds the store to its files (issue 39 §4), inside the checksummed body:
+    #: ``{"name", "residual_sha256"}`` (the ``<name>`` of its files, the SHA-256 of the residual
+    #: file's bytes) and with a native residual ``native_sha256``; ``None`` in stores written before.
+    binding: dict[str, str] | None = None
 
     @property
     def checked(self) -> str:
@@ -113,6 +122,8 @@ class AuditStore:
                                                  else "; fields not recorded")
         if self.version < 3:
             what += f"; version-{self.version} store, its version not covered by the checksum"
+        if self.binding is not None:
+            what += "; bound to its name and its residual's SHA-256"
         return what
 
     @classmethod
@@ -194,6 +205,8 @@ class AuditStore:
                                 "sha256": self.sha256, "edits": edits}
         if self.meta is not None:
             body["meta"] = self.meta
+        if self.binding is not None:
+            body["binding"] = dict(self.binding)
         return {"format": FORMAT, "version": FORMAT_VERSION, "body_sha256": _body_digest(body), "body": body}
 
     @classmethod
@@ -220,7 +233,12 @@ class AuditStore:
                     not isinstance(meta, list) or len(meta) != len(body["sha256"])
                     or any(not isinstance(m, list) or len(m) != len(META_FIELDS) for m in meta)):
                 raise AuditError(f"{source} is corrupt: 'meta' must hold one [role, turn, source, name] per record")
-            store = cls(str(body["trajectory"]), [str(s) for s in body["sha256"]], meta=meta, version=int(version))
+            binding = body.get("binding")
+            if binding is not None and (not isinstance(binding, dict) or not all(
+                    isinstance(binding.get(k), str) for k in ("name", "residual_sha256"))):
+                raise AuditError(f"{source} is corrupt: 'binding' must hold the strings name and residual_sha256")
+            store = cls(str(body["trajectory"]), [str(s) for s in body["sha256"]], meta=meta, version=int(version),
+                        binding=binding)
             for rec, layers in body["edits"].items():
                 for lp in layers:
                     patches = tuple((int(p[0]), int(p[1]), _dec(p[2], p[3])) for p in lp["patches"])
@@ -239,10 +257,10 @@ class AuditStore:
     def load(cls, path: str | os.PathLike[str]) -> AuditStore:
         """Read a store written by :meth:`save`; refuses other formats and corrupt files."""
         p = Path(path)
-        try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError, parser limits
-            raise AuditError(f"audit file {str(p)!r} cannot be read: {exc or type(exc).__name__}") from exc
+        try:  # the one input-opening path: no FIFO, device or oversized file is read (issue 39 §3)
+            obj = read_json_input(p)
+        except InputError as exc:  # not a regular file, too large, not UTF-8, not JSON, a parser limit
+            raise AuditError(f"audit file {str(p)!r} cannot be read: {exc.problem}") from exc
         return cls.from_json(obj, f"audit file {str(p)!r}")
 
 

@@ -11,8 +11,9 @@ that lists backends reads it:
 * the probe's ``--dtype`` rule (:func:`lam_ref.determinism.encoder.check_backend_dtype`, from
   :attr:`Backend.precision`);
 * the benchmark loop (``benchmarks/bench_encoder.py`` runs every installed backend);
-* ``--encoder-backend auto`` (issue 37) chooses among the backends whose :attr:`Backend.certified`
-  is true.
+* ``--encoder-backend auto`` (:data:`AUTO`, the command line's default; issue 37) chooses among the
+  backends whose :attr:`Backend.certified` is true, in :attr:`Backend.auto_rank` order
+  (:func:`auto_candidates`), each after a start-up self-check (:mod:`lam_ref.text.auto_backend`).
 
 **The interface.** ``attach(st_model, source, name, backend) -> dict | None`` is called once, after
 sentence-transformers has loaded ``st_model`` on the CPU (or on the torch device, for a backend with
@@ -45,15 +46,18 @@ from ..geometry import LamValueError
 from . import onnx_backend, openvino_backend
 
 __all__ = [
+    "AUTO",
     "BACKENDS",  # noqa: F822 - module __getattr__: the live registry
     "DEFAULT_BACKEND",
     "Attach",
     "Backend",
+    "auto_candidates",
     "cli_help",
     "get_backend",
     "register_backend",
     "require_backend",
     "validate_backend",
+    "validate_backend_choice",
 ]
 
 #: ``attach(st_model, source, name, backend) -> dict | None`` (the module docstring says what it does).
@@ -79,7 +83,9 @@ class Backend:
     * ``device``: the one device it runs on (``None``: any torch device);
     * ``runtime``: what runs it, as errors name it;
     * ``report_key``: the key of :meth:`~lam_ref.text.encoders.Encoder.describe` holding what
-      ``attach`` returned (``None``: nothing reported).
+      ``attach`` returned (``None``: nothing reported);
+    * ``auto_rank``: ``auto``'s preference among the certified backends, lowest tried first (SPEC
+      §4.5: the fastest measured first); torch, the reference, is always tried last.
     """
 
     name: str
@@ -92,6 +98,7 @@ class Backend:
     device: str | None = None
     runtime: str = "torch"
     report_key: str | None = None
+    auto_rank: int = 50
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name != self.name.strip().lower() \
@@ -126,6 +133,32 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: ``--encoder-backend auto``: the fastest installed certified backend that passes the start-up
+#: self-check (SPEC §4.5; :func:`lam_ref.text.auto_backend.choose_backend`). Never a registered name.
+AUTO = "auto"
+
+
+def validate_backend_choice(backend: Any) -> str:
+    """:data:`AUTO` or a registered backend's name (:func:`validate_backend`'s errors name both)."""
+    if backend == AUTO:
+        return AUTO
+    if not isinstance(backend, str) or backend not in _REGISTRY:
+        raise LamValueError(f"encoder backend must be one of {AUTO}, {', '.join(_REGISTRY)}, got {backend!r}")
+    return backend
+
+
+def auto_candidates(device: str | None = None) -> list[Backend]:
+    """The backends ``auto`` may choose on ``device``, in the order it tries them (SPEC §4.5): the
+    certified ones other than torch that run there, by :attr:`Backend.auto_rank` (ties: registration
+    order), then torch, the reference. Whether each is installed is checked by the caller."""
+    dev = None if device is None else str(device).split(":")[0]
+    fast = [b for b in _REGISTRY.values()
+            if b.certified and b.name != DEFAULT_BACKEND and (b.device is None or dev in (None, b.device))]
+    order = {name: k for k, name in enumerate(_REGISTRY)}
+    fast.sort(key=lambda b: (b.auto_rank, order[b.name]))
+    return [*fast, _REGISTRY[DEFAULT_BACKEND]]
+
+
 def validate_backend(backend: Any) -> str:
     """A registered backend's name (SPEC §4.5); anything else is a :class:`LamValueError`."""
     if not isinstance(backend, str) or backend not in _REGISTRY:
@@ -154,9 +187,12 @@ def require_backend(backend: Any) -> str:
 
 
 def cli_help() -> str:
-    """The ``--encoder-backend`` help, one phrase per registered backend and the default."""
-    parts = [f"{b.name}: {b.summary}" + (f" (lam_ref[{b.extra}])" if b.extra else "") for b in _REGISTRY.values()]
-    return "how the encoder runs (SPEC §4.5): " + "; ".join(parts) + f"; default {DEFAULT_BACKEND}"
+    """The ``--encoder-backend`` help: ``auto`` (the default), then one phrase per registered backend."""
+    order = ", ".join(b.name for b in auto_candidates())
+    parts = [f"{AUTO}: the first of {order} that is installed and passes a start-up self-check "
+             f"(torch's decisions on fixed windows); one line says why when it falls back"]
+    parts += [f"{b.name}: {b.summary}" + (f" (lam_ref[{b.extra}])" if b.extra else "") for b in _REGISTRY.values()]
+    return "how the encoder runs (SPEC §4.5): " + "; ".join(parts) + f"; default {AUTO}"
 
 
 def _attach_torch(st_model: Any, source: Path | None, name: str, backend: Backend) -> None:
@@ -164,7 +200,8 @@ def _attach_torch(st_model: Any, source: Path | None, name: str, backend: Backen
     return None
 
 
-#: The default backend: the reference every other backend is certified against.
+#: The reference backend every other backend is certified against, and ``get_encoder``'s default
+#: (the command line's default is :data:`AUTO`).
 DEFAULT_BACKEND = "torch"
 
 register_backend(Backend(
@@ -172,11 +209,11 @@ register_backend(Backend(
 register_backend(Backend(
     "onnx", "ONNX Runtime on the cpu, float32, from an export made once from the local weights",
     ("onnxruntime", "onnx", "onnxscript"), "onnx", "float32", onnx_backend.attach, certified=True,
-    device="cpu", runtime="ONNX Runtime's CPUExecutionProvider", report_key="onnx"))
+    device="cpu", runtime="ONNX Runtime's CPUExecutionProvider", report_key="onnx", auto_rank=20))
 register_backend(Backend(
     "openvino", "OpenVINO on the cpu, float32, from the same export",
     ("openvino", "onnx", "onnxscript"), "openvino", "float32", openvino_backend.attach, certified=True,
-    device="cpu", runtime="OpenVINO's CPU plugin", report_key="openvino"))
+    device="cpu", runtime="OpenVINO's CPU plugin", report_key="openvino", auto_rank=10))
 register_backend(Backend(
     "openvino-bf16", "OpenVINO on the cpu with the bfloat16 hint (decisions at risk listed), from the same export",
     ("openvino", "onnx", "onnxscript"), "openvino", "bfloat16", openvino_backend.attach, certified=False,

@@ -19,11 +19,14 @@ the encoder did not see are reported with every run.
 Backends (SPEC §4.5): ``backend="torch"`` (default) runs the model in torch; the others are the
 records of :mod:`lam_ref.text.backends` (``onnx``: ONNX Runtime; ``openvino``, ``openvino-bf16``:
 OpenVINO's CPU plugin, all from one cached export of the local weights), each attached to the loaded
-model by its ``attach``. :meth:`Encoder.describe` names the backend.
+model by its ``attach``. ``backend="auto"`` (the command line's default) runs the fastest installed
+certified backend that passes the start-up self-check (:mod:`lam_ref.text.auto_backend`).
+:meth:`Encoder.describe` names the backend, and with ``auto`` why it was chosen (``backend_choice``).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import gc
 import os
@@ -36,7 +39,14 @@ import numpy as np
 import xxhash
 
 from ..geometry import LamValueError, validate_embeddings, validate_positive_int
-from .backends import DEFAULT_BACKEND, get_backend, require_backend, validate_backend
+from .backends import (
+    AUTO,
+    DEFAULT_BACKEND,
+    get_backend,
+    require_backend,
+    validate_backend,
+    validate_backend_choice,
+)
 
 # Offline by default (SPEC §4): huggingface_hub reads these when it is first imported, so they are
 # set when this module is imported, before sentence-transformers is. An explicit setting wins.
@@ -79,6 +89,8 @@ class Encoder:
     device: str = "cpu"
     kind: str = "encoder"
     backend: str = "numpy"
+    #: why ``--encoder-backend auto`` chose :attr:`backend` (``None``: the backend was named)
+    backend_choice: str | None = None
 
     def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
@@ -129,8 +141,11 @@ class Encoder:
         return sum(1 for n in lengths if n > self.max_tokens)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "dim": self.dim, "max_tokens": self.max_tokens, "device": self.device,
-                "backend": self.backend}
+        out = {"name": self.name, "kind": self.kind, "dim": self.dim, "max_tokens": self.max_tokens,
+               "device": self.device, "backend": self.backend}
+        if self.backend_choice is not None:
+            out["backend_choice"] = self.backend_choice
+        return out
 
 
 class HashingEncoder(Encoder):
@@ -397,14 +412,29 @@ def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None, backend:
     """An encoder by name: ``hash`` / ``hash-<dim>`` (deterministic, tests), ``all-MiniLM-L6-v2``
     (alias ``minilm``; the offline default), any other sentence-transformers name or local path;
     ``backend`` one of :data:`lam_ref.text.backends.BACKENDS`, default ``torch`` (SPEC §4.5; the
-    hashing encoder has none).
+    hashing encoder has none), or ``"auto"``: the backend
+    :func:`~lam_ref.text.auto_backend.choose_backend` picks (one stderr line when it falls back),
+    named with the reason in ``describe()["backend_choice"]``.
 
     Cached per ``(name, device, backend)``: a model is loaded once per process.
     """
     if not isinstance(name, str) or not name:
         raise LamValueError(f"encoder must be a non-empty name, got {name!r}")
-    backend = validate_backend(backend)
     m = _HASH_NAME.fullmatch(name.lower())
+    if validate_backend_choice(backend) == AUTO:
+        if m:
+            chosen = copy.copy(get_encoder(name, device, DEFAULT_BACKEND))
+            chosen.backend_choice = f"auto: {chosen.backend} (the hashing encoder has no backend)"
+            return chosen
+        from .auto_backend import announce, choose_backend
+
+        validate_torch_device(device)
+        choice = choose_backend(name, device)
+        announce(choice)
+        chosen = copy.copy(get_encoder(name, device, choice.backend))  # the same model, its own choice
+        chosen.backend_choice = choice.reason
+        return chosen
+    backend = validate_backend(backend)
     if m:
         if device not in (None, "cpu"):
             raise LamValueError(f"device {device!r}: the hashing encoder runs on the CPU (numpy); use 'cpu' or omit it")

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._io import MAX_INPUT_BYTES, InputError, file_kind, max_input_bytes, read_input_text
 from .records import OBSERVATION, Record, Trajectory, TrajectoryFormatError
 
 __all__ = [
@@ -65,7 +66,7 @@ FORMATS = ("swe-agent", "mini-swe-agent", "locomo", "jsonl")
 MAX_TURN = 2**31 - 1
 #: The largest input file read (bytes; ``LAM_REF_MAX_FILE_BYTES`` overrides it): one file may not
 #: cost unbounded memory (a larger file is a per-file failure naming the limit).
-MAX_FILE_BYTES = 1 << 30
+MAX_FILE_BYTES = MAX_INPUT_BYTES
 
 #: Names of the files ``lam-ref`` itself writes (``compact --residual-dir``, ``restore --out``):
 #: skipped, and counted, when a folder argument is scanned for trajectories (they are our output,
@@ -88,16 +89,10 @@ def is_own_output(name: str) -> bool:
 
 
 def max_file_bytes() -> int:
-    """:data:`MAX_FILE_BYTES`, or ``$LAM_REF_MAX_FILE_BYTES`` when set to a positive integer."""
-    env = os.environ.get("LAM_REF_MAX_FILE_BYTES")
-    if env:
-        try:
-            value = int(env)
-        except ValueError:
-            value = 0
-        if value > 0:
-            return value
-    return MAX_FILE_BYTES
+    """:data:`MAX_FILE_BYTES`, or ``$LAM_REF_MAX_FILE_BYTES`` when set to a positive integer (the
+    one limit of every input read, :func:`lam_ref._io.max_input_bytes`)."""
+    return max_input_bytes()
+
 
 #: File name patterns picked up when a directory is given, per format (``None``: auto-detect).
 _DIR_PATTERNS: dict[str | None, tuple[str, ...]] = {
@@ -107,7 +102,6 @@ _DIR_PATTERNS: dict[str | None, tuple[str, ...]] = {
     "locomo": ("*.json",),
     "jsonl": ("*.jsonl",),
 }
-
 
 class MalformedEvidenceWarning(UserWarning):
     """A LoCoMo evidence id that had to be repaired or dropped."""
@@ -136,38 +130,13 @@ class LoadFailure:
 
 
 def _read_text(path: Path) -> str:
-    """The file's text: strict UTF-8 (a leading BOM is dropped); empty files are an error, and so
-    is anything but a regular file (a FIFO would block, a device never end) or a file larger than
-    :func:`max_file_bytes`."""
-    limit = max_file_bytes()
+    """The file's text through the one input-opening path (:func:`lam_ref._io.read_input_text`:
+    strict UTF-8, a leading BOM dropped, only a regular file, at most :func:`max_file_bytes`);
+    an empty file is an error too."""
     try:
-        st = os.stat(path)
-        if stat.S_ISDIR(st.st_mode):
-            raise TrajectoryFormatError(str(path), "$", "is a directory, expected a file")
-        if not stat.S_ISREG(st.st_mode):
-            raise TrajectoryFormatError(str(path), "$", f"is not a regular file ({_file_kind(st.st_mode)}); "
-                                                        "only regular files are read")
-        if st.st_size > limit:
-            raise TrajectoryFormatError(str(path), "$", f"is {st.st_size} bytes, more than the limit of {limit} "
-                                                        "bytes (LAM_REF_MAX_FILE_BYTES)")
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # replaced between stat and open
-                raise TrajectoryFormatError(str(path), "$", "is not a regular file; only regular files are read")
-            raw = fh.read(limit + 1)
-    except OSError as exc:
-        raise TrajectoryFormatError(str(path), "$", f"cannot be read: {exc.strerror or exc}") from exc
-    if len(raw) > limit:
-        raise TrajectoryFormatError(str(path), "$", f"is more than the limit of {limit} bytes (LAM_REF_MAX_FILE_BYTES)")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise TrajectoryFormatError(
-            str(path), "$", f"is not valid UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} (line {line})"
-        ) from exc
-    if text.startswith("\ufeff"):
-        text = text[1:]
+        text = read_input_text(path)
+    except InputError as exc:
+        raise TrajectoryFormatError(str(path), "$", exc.problem) from exc
     if not text.strip():
         raise TrajectoryFormatError(str(path), "$", "file is empty")
     return text
@@ -183,14 +152,6 @@ def _parse_json(path: Path, text: str, where: str = "$", *, one_line: bool = Fal
         raise TrajectoryFormatError(str(path), where, "invalid JSON: nested too deeply") from exc
     except ValueError as exc:  # parser limits: an integer of more than sys.get_int_max_str_digits() digits
         raise TrajectoryFormatError(str(path), where, f"JSON exceeds a parser limit: {exc}") from exc
-
-
-def _file_kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def _type_name(value: Any) -> str:
@@ -671,7 +632,7 @@ def _scan_dir(root: Path, patterns: tuple[str, ...], skips: list[str]) -> list[P
                 continue
             if not stat.S_ISREG(st.st_mode):
                 if not stat.S_ISDIR(st.st_mode):
-                    skips.append(f"{f}: skipped: {_file_kind(st.st_mode)}; only regular files are read")
+                    skips.append(f"{f}: skipped: {file_kind(st.st_mode)}; only regular files are read")
                 continue
             found.append(f)
     return sorted(set(found))

@@ -3,11 +3,12 @@ export cache and names the encoder in determinism reports."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["model_files_sha256"]
+__all__ = ["model_files_sha256", "weights_sha256"]
 
 _WEIGHT_FILES_SKIPPED = {"README.md", ".gitattributes", "LAM_WEIGHTS.json"}
 
@@ -25,3 +26,18 @@ def model_files_sha256(folder: Path) -> tuple[list[dict[str, Any]], str]:
     total = hashlib.sha256("\n".join(f"{x['file']} {x['sha256']}" for x in files).encode()).hexdigest()
     return files, total
 
+
+
+@functools.lru_cache(maxsize=8)
+def _folder_sha256(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> str:
+    return model_files_sha256(Path(folder))[1]
+
+
+def weights_sha256(folder: Path) -> str:
+    """:func:`model_files_sha256`'s one digest of ``folder``, computed once per process while no
+    file's size or modification time changes (the self-check of ``--encoder-backend auto`` and the
+    on-disk embedding cache key by it; SPEC §4.5, §4.6)."""
+    folder = Path(folder)
+    stamp = tuple((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in _WEIGHT_FILES_SKIPPED)
+    return _folder_sha256(str(folder.resolve()), stamp)

@@ -17,6 +17,8 @@ in the run):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -24,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._io import atomic_write, atomic_write_text, write_jsonl
+from .._io import InputError, atomic_write, atomic_write_text, json_line, read_input
 from ..geometry import LamValueError
 from .audit import AuditError, AuditStore
 from .native import (
@@ -41,8 +43,10 @@ from .native import (
 if TYPE_CHECKING:
     from .pipeline import CompactionResult, MappedResidual
 
-__all__ = ["AUDIT_SUFFIX", "NATIVE_FIGURES", "as_written", "as_written_total", "native_matches_input", "native_originals_line", "LOCK_NAME", "NATIVE_TAG", "RESIDUAL_SUFFIX", "ResidualWriter", "audit_files", "claim_residual_dir",
-           "native_file", "native_name", "orphan_residuals", "restore_one", "result_problems", "safe_name", "write_native_original", "written_problems"]
+__all__ = ["AUDIT_SUFFIX", "LOCK_NAME", "NATIVE_FIGURES", "NATIVE_TAG", "RESIDUAL_SUFFIX", "ResidualWriter", "as_written",
+           "as_written_total", "audit_files", "claim_residual_dir", "native_file", "native_matches_input", "native_name",
+           "native_originals_line", "orphan_residuals", "restore_one", "result_problems", "safe_name", "unfinished_run",
+           "write_native_original", "written_problems"]
 
 #: The file names `lam-ref compact --residual-dir` writes per trajectory (``<name><suffix>``).
 AUDIT_SUFFIX = ".audit.json"
@@ -138,16 +142,24 @@ def orphan_residuals(paths: list[str]) -> list[Path]:
                 name = native_name(f)
                 if name is None or name.endswith(".original"):  # restore --out's own files
                     continue
-            if not f.with_name(name + AUDIT_SUFFIX).is_file():
+            if not os.path.lexists(f.with_name(name + AUDIT_SUFFIX)):  # a store that is there but unreadable fails itself
                 out.append(f)
     return out
 
 
-def _read_jsonl_residual(residual_path: Path) -> list[Any]:
+def _read_residual_bytes(residual_path: Path) -> bytes:
+    try:  # the one input-opening path: no FIFO, device or oversized file is read (issue 39 §3)
+        return read_input(residual_path)
+    except InputError as exc:
+        raise AuditError(f"{str(residual_path)!r} cannot be read: {exc.problem}") from exc
+
+
+def _read_jsonl_residual(residual_path: Path, raw: bytes | None = None) -> list[Any]:
+    raw = _read_residual_bytes(residual_path) if raw is None else raw
     try:
-        text = residual_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AuditError(f"{str(residual_path)!r} cannot be read: {exc}") from exc
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AuditError(f"{str(residual_path)!r} cannot be read: not valid UTF-8 at byte {exc.start}") from exc
     residual = []
     lines = text.split("\n")  # the framing json_line writes: "\n" only, never U+2028/U+2029/U+0085 (D5)
     if lines and lines[-1] == "":
@@ -168,19 +180,31 @@ def restore_one(audit_path: Path, native: Path | None = None) -> tuple[list[dict
     residual beside it, or the native residual ``native`` (read by its format's loader)."""
     name = audit_path.name[: -len(AUDIT_SUFFIX)]
     store = AuditStore.load(audit_path)
+    bound = store.binding
+    if bound is not None and bound["name"] != name:  # two pairs swapped, or a store renamed (issue 39 §4)
+        raise AuditError(f"{str(audit_path)!r} is the audit store of {bound['name']!r} (trajectory "
+                         f"{store.trajectory_id!r}), not of {name!r}: the files were renamed or swapped")
     if native is None:
         residual_path = audit_path.with_name(name + RESIDUAL_SUFFIX)
         if not residual_path.is_file():
             raise LamValueError(f"{str(audit_path)!r} has no residual file {residual_path.name!r} beside it")
-        residual = _read_jsonl_residual(residual_path)
+        raw = _read_residual_bytes(residual_path)
+        residual = _read_jsonl_residual(residual_path, raw)
+        want = None if bound is None else bound["residual_sha256"]
     else:
         residual_path = native
         sources = None if store.meta is None else [m[2] for m in store.meta]
         residual = native_records(native, sources)[1]
+        raw = _read_residual_bytes(native)
+        want = None if bound is None else bound.get("native_sha256")
     try:
-        return store.restore_records(residual), store
+        records = store.restore_records(residual)
     except AuditError as exc:
         raise AuditError(f"{str(residual_path)!r}: {exc}") from exc
+    if want is not None and hashlib.sha256(raw).hexdigest() != want:
+        raise AuditError(f"{str(residual_path)!r} is not the residual {str(audit_path)!r} was written with (its "
+                         "SHA-256 differs): a residual of another run, or of a run killed while replacing the folder")
+    return records, store
 
 
 def as_written_total(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -275,19 +299,23 @@ class ResidualWriter:
         name = self.name_for(res.trajectory.id) if name is None else name
         done: list[Path] = []
         try:
-            rpath = write_jsonl(self.directory / f"{name}{RESIDUAL_SUFFIX}",
-                                (r.to_json() for r in res.residual_records()))
+            _drop_store(self.directory, name)
+            data = "".join(json_line(r.to_json()) for r in res.residual_records()).encode("utf-8")
+            rpath = atomic_write(self.directory / f"{name}{RESIDUAL_SUFFIX}", lambda fh: fh.write(data))
             done.append(rpath)
-            apath = res.audit.save(self.directory / f"{name}{AUDIT_SUFFIX}")
-            done.append(apath)
-            entry = {"id": res.trajectory.id, "path": res.trajectory.path, "residual": rpath.name, "audit": apath.name}
+            entry = {"id": res.trajectory.id, "path": res.trajectory.path, "residual": rpath.name}
+            native = None
             if self.native:
-                native = checked_native(res.trajectory, res.residual_texts)
+                checked = checked_native(res.trajectory, res.residual_texts)
                 npath = atomic_write_text(self.directory / (name + NATIVE_TAG + native_suffix(
-                    res.trajectory.path, res.trajectory.format)), native.after)
+                    res.trajectory.path, res.trajectory.format)), checked.after)
                 done.append(npath)
                 entry["native"] = npath.name
-                entry["as_written"] = as_written(native.before, native.after)
+                entry["as_written"] = as_written(checked.before, checked.after)
+                native = npath.read_bytes()
+            apath = _bound(res.audit, name, data, native).save(self.directory / f"{name}{AUDIT_SUFFIX}")
+            done.append(apath)
+            entry["audit"] = apath.name
         except BaseException:
             for p in done:
                 p.unlink(missing_ok=True)
@@ -303,12 +331,52 @@ class ResidualWriter:
         for s, j in zip(summaries, staged):
             name = self.name_for(str(s["id"]))
             self.directory.mkdir(parents=True, exist_ok=True)
-            for suffix in (RESIDUAL_SUFFIX, AUDIT_SUFFIX):
-                _copy_atomic(stage / f"{j}{suffix}", self.directory / f"{name}{suffix}")
+            _drop_store(self.directory, name)
+            data = (stage / f"{j}{RESIDUAL_SUFFIX}").read_bytes()
+            atomic_write(self.directory / f"{name}{RESIDUAL_SUFFIX}", lambda out, data=data: out.write(data))
+            store = _bound(AuditStore.load(stage / f"{j}{AUDIT_SUFFIX}"), name, data)
+            store.save(self.directory / f"{name}{AUDIT_SUFFIX}")
             self.written[name] = {"id": s["id"], "path": s["path"], "residual": f"{name}{RESIDUAL_SUFFIX}",
                                   "audit": f"{name}{AUDIT_SUFFIX}"}
             names.append(name)
         return names
+
+
+
+def _bound(store: AuditStore, name: str, residual: bytes, native: bytes | None = None) -> AuditStore:
+    """``store`` bound to its files (issue 39 §4): their name, the residual's SHA-256 (and the
+    native residual's); deterministic, so a Dask run's files equal the serial run's byte for byte."""
+    binding = {"name": name, "residual_sha256": hashlib.sha256(residual).hexdigest()}
+    if native is not None:
+        binding["native_sha256"] = hashlib.sha256(native).hexdigest()
+    return dataclasses.replace(store, binding=binding)
+
+
+def unfinished_run(directory: str | Path) -> str | None:
+    """Whether a run left ``directory`` unfinished: its lock file (:data:`LOCK_NAME`, removed when a
+    run ends) is still there. ``"running"`` while a run holds it, ``"killed"`` when none does (the
+    run was killed: the folder may mix its files with an earlier run's), else ``None``."""
+    import fcntl
+
+    lock_path = Path(directory) / LOCK_NAME
+    try:
+        fh = open(lock_path, "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return "running"
+    finally:
+        fh.close()
+    return "killed"
+
+
+def _drop_store(directory: Path, name: str) -> None:
+    """Remove an earlier run's ``<name>.audit.json`` before its residual is replaced (the write
+    order of issue 39 §4): a run killed in between leaves a residual without a store, which
+    ``restore`` reports, never a new residual beside the old store."""
+    (directory / f"{name}{AUDIT_SUFFIX}").unlink(missing_ok=True)
 
 
 #: The lock file :func:`claim_residual_dir` holds in a ``--residual-dir`` while a run writes it.
@@ -362,12 +430,6 @@ def claim_residual_dir(directory: str | Path, *, overwrite: bool = False, resume
         with contextlib.suppress(OSError):
             os.unlink(lock_path)  # still locked by us: a waiting run re-checks which file it locked
         fh.close()
-
-
-def _copy_atomic(src: Path, dst: Path) -> None:
-    with open(src, "rb") as fh:
-        data = fh.read()
-    atomic_write(dst, lambda out: out.write(data))
 
 
 def result_problems(res: CompactionResult) -> list[str]:
