@@ -383,7 +383,7 @@ def test_portability_selections_name_tests_that_exist():
                 continue
             assert (root / path).exists(), f"{name}: {arg!r} names no file or folder of the checkout"
     ignored = [a.split("=", 1)[1] for a in K.CONFIGURATIONS["numpy-no-avx512"].tests if a.startswith("--ignore=")]
-    encoder_tests = [p for p in ignored if p in ("tests/test_text_encoders.py", "tests/test_demo.py", "determinism/test_encoder.py")]
+    encoder_tests = [p for p in ignored if p in ("tests/text/test_encoders.py", "tests/test_demo.py", "determinism/test_encoder.py")]
     for p in encoder_tests:
         assert p in torch_run or p.split("/")[0] in torch_run, f"{p} is left out by numpy and run by no torch configuration"
     assert K._present(["-m", "not slow", "--ignore=x", "no/such/test.py", "tests"]) == ["-m", "not slow", "--ignore=x", "tests"], \
