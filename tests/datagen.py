@@ -170,3 +170,16 @@ def mini_swe_agent_file(observations: Sequence[str], *, cached_parts: int = 2) -
         m["content"] = [{"type": "text", "text": m["content"], "cache_control": {"type": "ephemeral"}}]
     return {"info": {"exit_status": "Submitted", "submission": ""}, "messages": msgs,
             "trajectory_format": "mini-swe-agent-1"}
+
+
+def arc(*angles):
+    """Unit rows on the first quarter circle at the given angles (radians), float64."""
+    a = np.asarray(angles, dtype=np.float64)
+    return np.stack([np.cos(a), np.sin(a)], axis=1)
+
+
+#: Three rows at angles 0, 0.1, 0.2 and ``δ = 0.15``: neighbours are ``2 sin(0.05) ≈ 0.09996``
+#: apart (within δ), the ends ``2 sin(0.1) ≈ 0.19967`` (beyond δ, within 2δ). Greedy keeps rows 0
+#: and 2; the middle row covers all three (``N(δ) = 1``); at ``2δ`` greedy keeps row 0 alone.
+CHAIN_T = 1.0 - 0.15**2 / 2
+
