@@ -25,6 +25,27 @@ def swe_agent_traj(code: int, *, repeats: int = 3, tail: str = "\nextra line") -
     ]}
 
 
+def write_file(path: Path, content: object) -> Path:
+    """Write ``content`` to ``path`` (parent folders created): a ``str`` as UTF-8 text, ``bytes`` as
+    they are, anything else as JSON. Returns ``path``. The one file writer of the tests."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    return path
+
+
+def generic_jsonl(observations: Sequence[str]) -> str:
+    """The text of a generic-JSONL trajectory: per observation, an ``action`` record carrying an
+    ``extra`` field (``{"kept": true}``) and the ``observation`` record (no turn numbers)."""
+    rows = []
+    for i, o in enumerate(observations):
+        rows.append({"role": "action", "text": f"cmd {i}", "extra": {"kept": True}})
+        rows.append({"role": "observation", "text": o})
+    return "\n".join(json.dumps(r) for r in rows) + "\n"
+
+
 def write_jsonl_trajectory(path: Path, steps: Sequence[tuple[str, str]],
                            head: Sequence[tuple[str, str]] = ()) -> Path:
     """Write a generic-JSONL trajectory to ``path`` (parent folders created): the ``head`` records

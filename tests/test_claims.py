@@ -12,6 +12,8 @@ import pytest
 from lam_ref.claims import CLAIMS, Claim, ClaimResult, registry, registry_problems, resolve, scan_markers
 from lam_ref.claims._base import fmt
 
+from .datagen import write_file
+
 ROOT = Path(__file__).resolve().parents[1]
 # Marker text is assembled at run time so this file itself never contains a marker for a fake id.
 MARK = "cl" + "aim"
@@ -34,20 +36,12 @@ def test_required_claims_are_registered():
         assert reg[cid].statement and reg[cid].location, f"{cid} lacks a statement or location"
 
 
-def _write(tmp: Path, rel: str, text: str) -> None:
-    p = tmp / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text, encoding="utf-8")
-
-
 def test_scanner_finds_markers_and_their_tests(tmp_path):
     """Decorator markers map to the next def; a module-level pytestmark maps to no single test."""
-    _write(
-        tmp_path,
-        "tests/test_a.py",
+    write_file(tmp_path / "tests/test_a.py",
         f'import pytest\n\n@pytest.mark.{MARK}("AAA")\n@pytest.mark.slow\ndef test_one():\n    pass\n',
     )
-    _write(tmp_path, "proofs/test_b.py", f"import pytest\npytestmark = pytest.mark.{MARK}('BBB')\n")
+    write_file(tmp_path / "proofs/test_b.py", f"import pytest\npytestmark = pytest.mark.{MARK}('BBB')\n")
     found = scan_markers(tmp_path)
     got = [(m.claim, m.path, m.line, m.test) for m in found]
     assert got == [("BBB", "proofs/test_b.py", 2, None), ("AAA", "tests/test_a.py", 3, "test_one")], f"markers {got}"
@@ -55,7 +49,7 @@ def test_scanner_finds_markers_and_their_tests(tmp_path):
 
 def test_unknown_claim_and_untested_claim_are_reported(tmp_path):
     """A marker naming an unknown id and a registered claim with no marker are both problems."""
-    _write(tmp_path, "tests/test_x.py", f'import pytest\n\n@pytest.mark.{MARK}("KNOWN")\ndef test_x():\n    pass\n\n@pytest.mark.{MARK}("NOPE")\ndef test_y():\n    pass\n')
+    write_file(tmp_path / "tests/test_x.py", f'import pytest\n\n@pytest.mark.{MARK}("KNOWN")\ndef test_x():\n    pass\n\n@pytest.mark.{MARK}("NOPE")\ndef test_y():\n    pass\n')
     claims = [
         Claim("KNOWN", "k", "x", "§0", ("lam_ref.geometry.delta_from_t",)),
         Claim("LONELY", "l", "y", "§0", ()),
@@ -68,7 +62,7 @@ def test_unknown_claim_and_untested_claim_are_reported(tmp_path):
 
 def test_broken_implementing_name_and_duplicates_are_reported(tmp_path):
     """An implementing name that does not import, and a duplicate id, are problems."""
-    _write(tmp_path, "tests/test_x.py", f'@{MARK}("KNOWN")\ndef test_x():\n    pass\n')
+    write_file(tmp_path / "tests/test_x.py", f'@{MARK}("KNOWN")\ndef test_x():\n    pass\n')
     bad = [Claim("KNOWN", "k", "x", "§0", ("lam_ref.geometry.no_such_function",))]
     problems = registry_problems(tmp_path, bad)
     assert len(problems) == 1 and "no_such_function" in problems[0], f"broken name not reported: {problems}"
@@ -160,7 +154,7 @@ def test_docs_generator_fails_on_an_unknown_claim(tmp_path):
         assert f"[](){{#{c.id}}}" in written["claims.md"], f"{c.id} missing from the claims page (its anchor)"
     assert "claims/tests/property_tests/test_thm1.md" in written, "test page for THM1's module"
     assert "../../../claims.md#THM1" in written["claims/tests/property_tests/test_thm1.md"], "back link"
-    _write(tmp_path, "tests/test_x.py", f'@{MARK}("NOPE")\ndef test_x():\n    pass\n')
+    write_file(tmp_path / "tests/test_x.py", f'@{MARK}("NOPE")\ndef test_x():\n    pass\n')
     with pytest.raises(RuntimeError, match="unknown claim 'NOPE'"):
         mod.generate(lambda name, mode: Sink(name), tmp_path)
 
@@ -295,27 +289,18 @@ def test_describe_prints_the_table_row(case):
     assert got == expected, f"{cid}: the table row reads {got!r}, expected {expected!r}"
 
 
-# Marker text is assembled at run time so this file itself holds no marker for a fake id.
-
-
-def _write_bytes(root, rel: str, data: bytes) -> None:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_bytes(data)
-
-
 def test_scan_markers_skips_build_folders_and_reads_any_bytes(tmp_path):
     """Markers under ``.venv``, ``__pycache__`` and ``site`` are not tests of the project; a file
     with bytes that are not UTF-8 is still scanned; a ``pytestmark`` (even indented, as in a
     class) names no single test; a decorator marker names the next ``def``, not an earlier one."""
-    _write_bytes(tmp_path, "tests/test_a.py",
+    write_file(tmp_path / "tests/test_a.py",
            b"def helper(): pass\n@pytest.mark." + MARK.encode() + b'("AAA")\ndef test_a():\n    pass\n')
-    _write_bytes(tmp_path, "tests/test_b.py", b"# \xff\xfe not utf-8\npytestmark = pytest.mark." + MARK.encode() + b'("BBB")\n'
+    write_file(tmp_path / "tests/test_b.py", b"# \xff\xfe not utf-8\npytestmark = pytest.mark." + MARK.encode() + b'("BBB")\n'
            b"def test_b():\n    pass\n")
-    _write_bytes(tmp_path, "tests/test_c.py", b"class TestC:\n    pytestmark = pytest.mark." + MARK.encode() + b'("CCC")\n'
+    write_file(tmp_path / "tests/test_c.py", b"class TestC:\n    pytestmark = pytest.mark." + MARK.encode() + b'("CCC")\n'
            b"    def test_c(self):\n        pass\n")
     for skipped in (".venv", "__pycache__", "site"):
-        _write_bytes(tmp_path, f"tests/{skipped}/test_d.py", b"@" + MARK.encode() + b'("DDD")\ndef test_d():\n    pass\n')
+        write_file(tmp_path / f"tests/{skipped}/test_d.py", b"@" + MARK.encode() + b'("DDD")\ndef test_d():\n    pass\n')
     got = [(m.claim, m.path, m.line, m.test) for m in scan_markers(tmp_path)]
     assert got == [("AAA", "tests/test_a.py", 2, "test_a"), ("BBB", "tests/test_b.py", 2, None),
                    ("CCC", "tests/test_c.py", 2, None)], f"markers found: {got}"
@@ -326,8 +311,8 @@ def test_registry_problems_name_the_test_the_folders_and_the_missing_part(tmp_pa
     were searched (only those given), and a measured claim lacking its rule *or* its description."""
     from lam_ref.claims import Claim, Measurement, registry_problems
 
-    _write_bytes(tmp_path, "checks/test_x.py", b"pytestmark = pytest.mark." + MARK.encode() + b'("NOPE")\n')
-    _write_bytes(tmp_path, "tests/test_y.py", b"@" + MARK.encode() + b'("ALONE")\ndef test_y():\n    pass\n')
+    write_file(tmp_path / "checks/test_x.py", b"pytestmark = pytest.mark." + MARK.encode() + b'("NOPE")\n')
+    write_file(tmp_path / "tests/test_y.py", b"@" + MARK.encode() + b'("ALONE")\ndef test_y():\n    pass\n')
     measured = Claim("ALONE", "a", "x", "§0", (), measure=lambda ctx: Measurement({}), holds=None,
                      describe=lambda m: ("", ""))
     problems = registry_problems(tmp_path, [measured], dirs=("checks",))
