@@ -97,7 +97,7 @@ sanitize-l0: venv
 	  -I$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['include'])") -Ilam_ref/_vendor/xxhash \
 	  lam_ref/text/_l0.c -o $(SO)
 	ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
-	  HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider tests/test_text_lines.py; \
+	  HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider tests/text/test_lines.py; \
 	  rc=$$?; rm -f $(SO); $(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .; exit $$rc
 
 # The float32 filter's C scan (lam_ref/_filter.c) under the same sanitizers: its definition and

@@ -30,7 +30,7 @@ settings.register_profile("dev", max_examples=10, deadline=None, database=None, 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-#: What ``make test`` checks with the conformance suite (tests/test_conformance_suite.py).
+#: What ``make test`` checks with the conformance suite (tests/conformance/test_suite.py).
 OWN_IMPL = "lam_ref.conformance.adapter"
 
 

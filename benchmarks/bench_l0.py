@@ -95,7 +95,7 @@ def measure(trajs: list[list[str]], repeat: int) -> dict:
     t_l0 = {b: best_of(l0(b), repeat, setup=lambda: _fresh(trajs)) for b in BACKENDS}
     results = {b: [dedup_records(tr, backend=b) for tr in trajs] for b in BACKENDS}
     if any(results[b] != results[BACKENDS[0]] for b in BACKENDS):
-        raise SystemExit("the L0 backends disagree: a bug (tests/test_text_lines.py should have caught it)")
+        raise SystemExit("the L0 backends disagree: a bug (tests/text/test_lines.py should have caught it)")
     dropped = sum(r.dropped_lines for res in results[BACKENDS[0]] for r in res)
     return {
         "trajectories": len(trajs),

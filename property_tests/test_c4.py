@@ -12,8 +12,10 @@ from lam_ref.geometry import delta_sq
 from lam_ref.strategies import chains, near_duplicate_clusters
 from lam_ref.substitution import substitute
 from lam_ref.theory import measure_substitution
+from tests.datagen import CHAIN_T
+from tests.datagen import arc as _arc
 
-from ._support import must_fail
+from ._support import REG, _ctx, must_fail
 
 pytestmark = pytest.mark.claim("C4")
 
@@ -52,3 +54,31 @@ def test_three_point_chain_by_hand():
     assert dsu.tolist() == [0, 0, 0] and not chk.valid, f"DSU {dsu.tolist()} should be invalid"
     assert abs(chk.delta_hat - 2 * np.sin(np.radians(15))) < 1e-6, f"DSU delta_hat {chk.delta_hat!r} != 2 sin 15°"
     assert substitute(e, t, exhaustive=True).pi.tolist() == [0, 0, 2], "greedy keeps a and c"
+
+
+# ------------------------------------------------------------------------------------------------
+# C4's row of ``lam-ref verify`` (:mod:`lam_ref.claims.c4`): its measure on a chain and a clique.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("C4")
+def test_c4_measure_on_a_chain_and_on_a_clique(monkeypatch):
+    """C4's row on the chain: one component kept as row 0, whose far end is ``2 sin(0.1)`` away
+    (not a δ-substitution); greedy keeps 2. On a tighter set the components are valid. Sets with
+    more than ``MAX_ROWS`` rows are not measured (the bound is inclusive)."""
+    from lam_ref.claims import c4
+
+    e = _arc(0.0, 0.1, 0.2)
+    chain = REG["C4"].measure(_ctx(e, CHAIN_T))
+    assert chain.values["dsu_kept"] == 1 and chain.values["greedy_kept"] == 2, f"{chain}"
+    assert chain.values["dsu_delta_hat"] == pytest.approx(2 * np.sin(0.1), rel=1e-6), f"{chain}"
+    assert chain.values["dsu_is_substitution"] is False, f"{chain}"
+    assert chain.note == "DSU exceeds delta here (counterexample present)", f"{chain.note!r}"
+    tight = REG["C4"].measure(_ctx(_arc(0.0, 0.05, 0.1), CHAIN_T))
+    assert tight.values["dsu_is_substitution"] is True and tight.values["dsu_kept"] == 1, f"{tight}"
+    assert tight.note == "DSU happens to be valid on this set", f"{tight.note!r}"
+    assert REG["C4"].holds(chain.values) is None, "informational"
+    monkeypatch.setattr(c4, "MAX_ROWS", 3)
+    assert REG["C4"].measure(_ctx(e, CHAIN_T)) is not None, "n = MAX_ROWS is measured"
+    monkeypatch.setattr(c4, "MAX_ROWS", 2)
+    assert REG["C4"].measure(_ctx(e, CHAIN_T)) is None, "n > MAX_ROWS is not"

@@ -13,7 +13,7 @@ from lam_ref.strategies import embeddings_and_threshold
 from lam_ref.substitution import substitute
 from lam_ref.theory import FP_TOL, random_queries, top_k_cover
 
-from ._support import kept_mask, must_fail
+from ._support import REG, _ctx, kept_mask, must_fail
 
 pytestmark = pytest.mark.claim("COR1")
 
@@ -47,3 +47,21 @@ def test_top_k_members_are_covered(data):
 
 def test_cor1_fails_at_twice_the_radius():
     must_fail(DATA, prop_top_k, lambda e, t: substitute(e, max(-1.0, t_prime(t)), exhaustive=True).pi)
+
+
+# ------------------------------------------------------------------------------------------------
+# COR1's row of ``lam-ref verify`` (:mod:`lam_ref.claims.cor1`): its measure on a set worked by hand.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("COR1")
+def test_cor1_measure_checks_only_the_top_k():
+    """COR1 looks at the top-``k`` of each query only: a row mapped far away (row 2, the
+    antipode of its representative) fails exactly the queries that rank it first when ``k = 1``."""
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    ctx = _ctx(e, 0.9, pi=[0, 1, 0], n_queries=64, top_k=1)
+    m = REG["COR1"].measure(ctx).values
+    q = ctx.random_queries[:64]
+    expected = int(np.sum(np.argmax(q @ e.T, axis=1) != 2))
+    assert 0 < expected < 64, f"the test needs both kinds of query: {expected}"
+    assert (m["k"], m["queries"], m["covered"]) == (1, 64, expected), f"{m} vs {expected} covered"

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -13,8 +15,10 @@ from lam_ref.geometry import delta_sq
 from lam_ref.strategies import chains, embeddings_and_threshold
 from lam_ref.substitution import oracle, substitute
 from lam_ref.theory import measure_substitution
+from tests.datagen import CHAIN_T
+from tests.datagen import arc as _arc
 
-from ._support import must_fail
+from ._support import REG, _ctx, must_fail
 
 pytestmark = pytest.mark.claim("DEF1")
 
@@ -94,3 +98,32 @@ def test_measure_substitution_names_the_violation():
     assert not far.valid and "row 2" in far.problems[0], f"far map accepted: {far}"
     chained = measure_substitution(e, np.array([0, 0, 1]), 0.0)
     assert not chained.valid and "pi[2] = 1 is not retained" in chained.problems[0], f"chained map accepted: {chained}"
+
+
+# ------------------------------------------------------------------------------------------------
+# DEF1's row of ``lam-ref verify`` (:mod:`lam_ref.claims.def1`): its measure and rule.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("DEF1")
+def test_def1_measure_and_rule():
+    """DEF1's row: ``δ``, the measured ``δ̂`` and the compactor's reported one, ``|R|``, ``n``, the
+    verdicts; the note lists the problems; the rule needs validity, order and ``δ̂`` reported to
+    1e-15 (inclusive)."""
+    e = _arc(0.0, 0.1, 0.2)
+    ok = REG["DEF1"].measure(_ctx(e, CHAIN_T))
+    d01 = np.linalg.norm(np.float32(e[0]) - np.float32(e[1]))
+    assert ok.note == "" and ok.values["valid"] is True and ok.values["ordered"] is True, f"{ok}"
+    assert (ok.values["kept"], ok.values["n"]) == (2, 3), f"{ok}"
+    assert ok.values["delta"] == pytest.approx(0.15, abs=1e-12), f"{ok}"
+    assert ok.values["delta_hat"] == pytest.approx(d01, rel=1e-6) == ok.values["delta_hat_reported"], f"{ok}"
+    bad = REG["DEF1"].measure(_ctx(e, CHAIN_T, pi=[0, 0, 0]))
+    assert bad.values["valid"] is False and bad.note.startswith("row 2 is 0.19966"), f"{bad}"
+    two = REG["DEF1"].measure(_ctx(e, CHAIN_T, pi=[0, 2, 0]))
+    assert re.fullmatch(r"pi\[1\] = 2 is not retained \(pi\[2\] = 0\); row 2 is 0\.19966\d+ from pi\[2\] = 0, "
+                        r"more than delta = 0\.15", two.note), f"two problems, joined by '; ': {two.note!r}"
+    holds = REG["DEF1"].holds
+    m = {"valid": True, "ordered": True, "delta_hat": 0.5, "delta_hat_reported": 0.5 + 1e-15}
+    assert holds(m) is True, "reported δ̂ within 1e-15 holds"
+    assert holds({**m, "delta_hat_reported": 0.5 + 1e-14}) is False, "a reported δ̂ off by 1e-14 fails"
+    assert holds({**m, "valid": False}) is False and holds({**m, "ordered": False}) is False, "both verdicts count"

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from lam_ref.geometry import delta_from_t, merges, sq_dist, t_from_delta
 from lam_ref.strategies import embeddings_and_threshold, thresholds
+from tests.datagen import CHAIN_T
+from tests.datagen import arc as _arc
 
-from ._support import must_fail
+from ._support import REG, _ctx, must_fail
 
 pytestmark = pytest.mark.claim("EQ1")
 
@@ -84,3 +86,50 @@ def test_identity_for_exact_float64_unit_vectors(theta, dim):
     b[0], b[1] = math.cos(theta), math.sin(theta)
     sq = float(((a - b) ** 2).sum())
     assert abs(sq - (2 - 2 * math.cos(theta))) <= 1e-15 * 8, f"sq={sq!r} vs 2-2cos={2 - 2 * math.cos(theta)!r}"
+
+
+# ------------------------------------------------------------------------------------------------
+# EQ1's row of ``lam-ref verify`` (:mod:`lam_ref.claims.eq1`): its measure on all pairs and on a sample.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("EQ1")
+def test_eq1_residuals_on_all_pairs_and_on_a_sample():
+    """All ``n(n-1)/2`` pairs when there are at most ``max_pairs`` (inclusive), else ``max_pairs``
+    random pairs less those with ``i = j``; a pair on the threshold's either side is decided
+    alike by both rules; fewer than two rows give no pair."""
+    from lam_ref.theory import eq1_residuals
+
+    e = _arc(0.0, 0.1, 0.2, 0.3)
+    full = eq1_residuals(e, CHAIN_T, max_pairs=6)
+    assert (full["pairs"], full["disagreements"], full["within_slack"]) == (6, 0, True), f"{full}"
+    assert 0 <= full["max_residual"] <= full["slack"] < 1e-6, f"{full}"
+    for seed in range(10):
+        sampled = eq1_residuals(e, CHAIN_T, max_pairs=5, seed=seed)
+        rng = np.random.default_rng(seed)
+        i, j = rng.integers(0, 4, size=5), rng.integers(0, 4, size=5)
+        assert sampled["pairs"] == int(np.sum(i != j)), f"seed {seed}: {sampled} vs {int(np.sum(i != j))}"
+    assert eq1_residuals(e[:1], CHAIN_T) == {"pairs": 0, "max_residual": 0.0, "slack": 0.0, "disagreements": 0,
+                                            "within_slack": True}, "one row: no pair"
+    m = REG["EQ1"].measure(_ctx(e, CHAIN_T, seed=1)).values
+    assert m == eq1_residuals(e.astype(np.float32), CHAIN_T, seed=1), f"{m}"
+    holds = REG["EQ1"].holds
+    assert holds({"disagreements": 0, "within_slack": True}) is True, "no disagreement, within the slack"
+    assert holds({"disagreements": 1, "within_slack": True}) is False, "a differing decision fails"
+    assert holds({"disagreements": 0, "within_slack": False}) is False, "a residual beyond the slack fails"
+
+
+@pytest.mark.claim("EQ1")
+def test_eq1_samples_above_100000_pairs_with_the_seed():
+    """448 rows have 100128 pairs, more than the default ``max_pairs``: 100000 pairs are drawn,
+    with seed 0 by default; EQ1's measure draws them with the set's seed."""
+    from lam_ref.theory import eq1_residuals
+
+    rng = np.random.default_rng(0)
+    e = rng.standard_normal((448, 4))
+    e = (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
+    r0, r1 = eq1_residuals(e, 0.9, seed=0), eq1_residuals(e, 0.9, seed=1)
+    draws = np.random.default_rng(1).integers(0, 448, size=(2, 100_000))
+    assert r1["pairs"] == int(np.sum(draws[0] != draws[1])) != r0["pairs"], f"sampled, by the seed: {r0} {r1}"
+    assert eq1_residuals(e, 0.9) == r0, "the default seed is 0"
+    assert REG["EQ1"].measure(_ctx(e, 0.9, seed=1)).values == r1, "the measure uses the set's seed"

@@ -12,7 +12,7 @@ from lam_ref.strategies import embeddings_and_threshold, near_duplicate_clusters
 from lam_ref.substitution import substitute
 from lam_ref.theory import captured_energy, gem_energy_bound
 
-from ._support import must_fail
+from ._support import REG, _ctx, _fan, must_fail
 
 pytestmark = pytest.mark.claim("GEMLINK")
 
@@ -62,3 +62,27 @@ def test_energy_bound_by_hand():
     """n = 4, two deletions at δ² = 0.1: bound 1 - (2/4)·0.1 = 0.95; one deletion at δ̂ = 0: 1."""
     assert abs(gem_energy_bound(4, 2, np.sqrt(0.1)) - 0.95) < 1e-15, "1 - 0.5*0.1"
     assert gem_energy_bound(4, 1, 0.0) == 1.0, "no distance, no loss"
+
+
+# ------------------------------------------------------------------------------------------------
+# GEMLINK's row of ``lam-ref verify`` (:mod:`lam_ref.claims.gemlink`): its measure on a set worked by hand.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("GEMLINK")
+def test_gemlink_measure_counts_the_deleted_rows():
+    """GEMLINK's bounds use ``|D|``, the deleted rows (``n - |R|``), and ``δ̂``/``δ``; the margin is
+    the energy above the ``δ̂`` bound; the slack is the rows' norm error plus 1e-12."""
+    from lam_ref.geometry import delta_from_t
+
+    e, t = _fan(), 0.99
+    ctx = _ctx(e, t)
+    m = REG["GEMLINK"].measure(ctx).values
+    dh = ctx.result.delta_hat
+    assert m["bound_delta_hat"] == pytest.approx(1 - 4 / 5 * dh * dh, abs=1e-12), f"4 of 5 rows deleted: {m}"
+    assert m["bound_delta"] == pytest.approx(1 - 4 / 5 * delta_from_t(t) ** 2, abs=1e-12), f"{m}"
+    assert m["energy"] == pytest.approx((1 + 4 * np.cos(0.1) ** 2) / 5, abs=1e-6), f"span R is the first axis: {m}"
+    assert m["min_margin"] == pytest.approx(m["energy"] - m["bound_delta_hat"], abs=1e-15), f"{m}"
+    e32 = ctx.e.astype(np.float64)
+    slack = float(np.abs((e32 * e32).sum(axis=1) - 1).max()) + 1e-12
+    assert m["norm_slack"] == pytest.approx(slack, rel=1e-9), f"{m['norm_slack']} vs {slack}"

@@ -23,7 +23,7 @@ from lam_ref.theory import (
     score_deficits,
 )
 
-from ._support import must_fail
+from ._support import REG, _ctx, _fan, must_fail
 
 pytestmark = pytest.mark.claim("HULL")
 
@@ -127,3 +127,31 @@ def test_hull_distance_matches_slsqp(problem):
     assert abs(h.distance**2 - max(r.fun, 0.0)) <= 1e-8, f"Wolfe {h.distance**2!r} vs SLSQP {r.fun!r} (squared)"
     assert np.allclose(h.weights @ v64, h.point, atol=1e-12), "weights reproduce the hull point"
     assert abs(h.weights.sum() - 1) < 1e-12 and h.weights.min() >= 0, "weights on the simplex"
+
+
+# ------------------------------------------------------------------------------------------------
+# HULL's row of ``lam-ref verify`` (:mod:`lam_ref.claims.hull`): its measure on sets worked by hand.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("HULL")
+def test_hull_measure_reports_the_supremum_and_a_partial_solve():
+    """HULL's row: the solved supremum, the best query and the sampled queries' best, ``δ̂``,
+    whether every deleted row was solved and the certificate gap; solving only the farthest rows
+    (``hull_limit``) is said in the note."""
+    e, t = _fan(), 0.99
+    full = REG["HULL"].measure(_ctx(e, t, n_queries=16))
+    m = full.values
+    assert m["complete"] is True and full.note == "", f"every deleted row solved: {full}"
+    assert m["sup_deficit"] == pytest.approx(2 * np.sin(0.05), rel=1e-6), f"conv R is row 0: each fan row is 2 sin(θ/2) away: {m}"
+    assert 0 <= m["certificate_gap"] <= 1e-9 and m["max_deficit_sampled"] <= m["max_deficit_all"] <= m["sup_deficit"] + 1e-9, f"{m}"
+    part = REG["HULL"].measure(_ctx(e, t, n_queries=16, hull_limit=2))
+    assert part.values["complete"] is False, f"{part}"
+    assert part.note == "solved the 2 deleted rows farthest from R: a lower bound", f"{part.note!r}"
+
+
+@pytest.mark.claim("HULL")
+def test_hull_measure_without_queries_or_deletions():
+    """No deleted row and no sampled query: every deficit HULL reports is 0 (not an error)."""
+    m = REG["HULL"].measure(_ctx(np.eye(3), 0.9, n_queries=0)).values
+    assert (m["sup_deficit"], m["max_deficit_sampled"], m["max_deficit_all"]) == (0.0, 0.0, 0.0), f"{m}"

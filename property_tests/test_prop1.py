@@ -15,7 +15,7 @@ from lam_ref.strategies import embeddings_and_threshold, stars
 from lam_ref.substitution import substitute
 from lam_ref.theory import FP_TOL, random_queries, rank_deficits
 
-from ._support import must_fail
+from ._support import REG, _ctx, _fan, must_fail
 
 pytestmark = pytest.mark.claim("PROP1")
 
@@ -69,3 +69,45 @@ def test_star_collapse_breaks_rank_bound_within_two_delta(star):
     assert rd.gaps[1] > delta, f"s_2 - r_2 = {rd.gaps[1]!r} should exceed delta {delta!r} here"
     assert rd.collapse <= 2 * delta, f"collapsed leaves {rd.collapse!r} beyond 2 delta"
     assert math.isclose(rd.collapse, float(np.linalg.norm(e2[1].astype(np.float64) - e2[2])), rel_tol=1e-12), "collapse is the leaf distance"
+
+
+# ------------------------------------------------------------------------------------------------
+# PROP1's row of ``lam-ref verify`` (:mod:`lam_ref.claims.prop1`): its measure and rule at their edges.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("PROP1")
+def test_prop1_rule_bounds_are_inclusive_and_all_three_count():
+    """``gap >= 0``, ``gap <= δ`` (``δ`` is half of the reported ``2δ``) and ``collapse <= 2δ``,
+    each up to ``FP_TOL`` and inclusive; failing any one fails the claim."""
+    from lam_ref.theory import FP_TOL
+
+    holds = REG["PROP1"].holds
+    m = {"min_gap_injective": -FP_TOL, "max_gap_injective": 0.25 + FP_TOL, "max_collapse": 0.5 + FP_TOL, "two_delta": 0.5}
+    assert holds(m) is True, "every bound attained holds"
+    assert holds({**m, "max_gap_injective": 0.3}) is False, "a gap above δ = 2δ/2 fails"
+    assert holds({**m, "min_gap_injective": -1e-6}) is False, "a negative gap fails"
+    assert holds({**m, "max_collapse": 0.6}) is False, "a collapse above 2δ fails"
+
+
+@pytest.mark.claim("PROP1")
+def test_prop1_measure_counts_injective_queries():
+    """PROP1's row counts the queries on which π is injective on the top-``k`` and reports
+    ``2δ`` of the threshold; on the fan with ``k = 2`` two members share row 0 for every query
+    (all five rows map to it), with ``k = 1`` every query is injective."""
+    from lam_ref.geometry import delta_from_t
+
+    e, t = _fan(), 0.99
+    one = REG["PROP1"].measure(_ctx(e, t, n_queries=16, top_k=1)).values
+    assert (one["k"], one["injective_queries"], one["max_collapse"]) == (1, 16, 0.0), f"k = 1 is always injective: {one}"
+    assert one["two_delta"] == pytest.approx(2 * delta_from_t(t)), f"{one}"
+    two = REG["PROP1"].measure(_ctx(e, t, n_queries=16, top_k=2)).values
+    assert two["injective_queries"] == 0 and 0 < two["max_collapse"] <= two["two_delta"], f"k = 2 always collapses: {two}"
+
+
+@pytest.mark.claim("PROP1")
+def test_prop1_measure_with_an_empty_top_list():
+    """``k = 0``: every top list is empty, hence injective, with no gap and no collapse (the
+    statement is vacuous, not an error)."""
+    m = REG["PROP1"].measure(_ctx(_fan(), 0.99, n_queries=8, top_k=0)).values
+    assert (m["injective_queries"], m["max_gap_injective"], m["min_gap_injective"], m["max_collapse"]) == (8, 0.0, 0.0, 0.0), f"{m}"

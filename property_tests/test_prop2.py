@@ -21,8 +21,10 @@ from lam_ref.geometry import delta_from_t, delta_sq
 from lam_ref.strategies import embeddings_and_threshold, near_duplicate_clusters, stars, tie_band_violations
 from lam_ref.substitution import substitute
 from lam_ref.theory import adversarial_queries, measure_substitution, random_queries, score_deficits
+from tests.datagen import CHAIN_T
+from tests.datagen import arc as _arc
 
-from ._support import must_fail
+from ._support import REG, _bounded, _ctx, must_fail
 
 DATA = embeddings_and_threshold(min_n=1, max_n=40)
 
@@ -139,3 +141,50 @@ def test_banded_search_finds_non_packings():
     """Hypothesis finds clustered data where the banded R (r = D) is not a packing — only the
     packing assertion can fail, since THM1 is checked after it and holds for any sound map."""
     must_fail(embeddings_and_threshold(min_n=4, max_n=24, min_dim=2, max_dim=8), prop_band_packs)
+
+
+# ------------------------------------------------------------------------------------------------
+# PROP2's row of ``lam-ref verify`` (:mod:`lam_ref.claims.prop2`): its measure and rule at their edges.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("PROP2")
+def test_prop2_measure_on_the_chain():
+    """PROP2 on the chain: greedy's ``R`` (rows 0 and 2) is a packing; ``N = 1``, ``M = 2``
+    (rows 0 and 2), ``N(δ/2) = 3`` (at ``δ/2 = 0.075`` every row covers only itself); each
+    solver's bounds equal its value; above ``exact_limit`` only the packing, said in the note."""
+    ctx = _ctx(_arc(0.0, 0.1, 0.2), CHAIN_T)
+    meas = REG["PROP2"].measure(ctx)
+    m = meas.values
+    assert (m["R"], m["R_is_packing"], m["N"], m["M"], m["N_half"]) == (2, True, 1, 2, 3), f"{m}"
+    assert (m["N_lower"], m["M_upper"], m["M_lower"], m["N_half_upper"]) == (1, 2, 2, 3), f"{m}"
+    assert meas.note == "" and REG["PROP2"].holds(m) is True, f"{meas}"
+    small = REG["PROP2"].measure(_ctx(_arc(0.0, 0.1, 0.2), CHAIN_T, exact_limit=2))
+    assert small.values == {"R": 2, "R_is_packing": True}, f"{small}"
+    assert small.note == "n > 2: exact N, M skipped", f"{small.note!r}"
+
+
+@pytest.mark.claim("PROP2")
+def test_prop2_rule_each_inequality_counts():
+    """Packing, ``N_lower <= |R| <= M_upper`` and ``M_lower <= N_half_upper`` (inclusive);
+    failing any one fails the claim; without the solvers' keys only the packing counts."""
+    holds = REG["PROP2"].holds
+    m = {"R": 3, "R_is_packing": True, "N_lower": 3, "M_upper": 3, "M_lower": 4, "N_half_upper": 4}
+    assert holds(m) is True, "every bound attained holds"
+    assert holds({**m, "R_is_packing": False}) is False, "not a packing fails"
+    assert holds({**m, "N_lower": 4}) is False, "|R| below N fails"
+    assert holds({**m, "M_upper": 2}) is False, "|R| above M fails"
+    assert holds({**m, "N_half_upper": 3}) is False, "M above N(δ/2) fails"
+    assert holds({"R": 3, "R_is_packing": True}) is True and holds({"R": 3, "R_is_packing": 0}) is False, "packing only"
+
+
+@pytest.mark.claim("PROP2")
+def test_prop2_measure_reports_bounds_of_unfinished_solves():
+    """When a solver stops at its time limit, PROP2 reports no ``N``, ``M`` or ``N(δ/2)`` but the
+    certified bounds, and the rule is checked between those. The three solves are given as the
+    records a time-limited MILP returns (a time-out cannot be produced deterministically)."""
+    ctx = _ctx(_arc(0.0, 0.1, 0.2), CHAIN_T)
+    ctx.covering, ctx.packing, ctx.covering_half = _bounded(2, 1, 2), _bounded(2, 2, 3), _bounded(3, 2, 3)
+    m = REG["PROP2"].measure(ctx).values
+    assert (m["N"], m["M"], m["N_half"]) == (None, None, None), f"no value is exact: {m}"
+    assert (m["N_lower"], m["M_upper"], m["M_lower"], m["N_half_upper"]) == (1, 3, 2, 3), f"{m}"

@@ -15,7 +15,7 @@ from lam_ref.strategies import adversarial_pairs, embeddings_and_threshold, thre
 from lam_ref.substitution import substitute
 from lam_ref.theory import FP_TOL, adversarial_queries, random_queries, score_deficits
 
-from ._support import kept_mask, must_fail
+from ._support import REG, _ctx, _fan, kept_mask, must_fail
 
 pytestmark = pytest.mark.claim("THM1")
 
@@ -108,3 +108,52 @@ def test_lower_end_attained_when_the_maximiser_is_retained(data, seed):
     hits = kept[np.argmax(scores, axis=1)]
     assert np.all(d[hits] == 0.0), f"deficit {d[hits].max()!r} != 0 with a retained maximiser"
     assert hits.any(), "at least one query must have a retained maximiser"
+
+
+# ------------------------------------------------------------------------------------------------
+# THM1's row of ``lam-ref verify`` (:mod:`lam_ref.claims.thm1`): its measure on sets worked by hand.
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.claim("THM1")
+def test_thm1_measure_reports_each_query_family():
+    """THM1's row: the largest deficit of the sampled queries and of the adversarial ones (each
+    deleted row's direction and the HULL maximiser), the number of queries, the smallest and
+    largest deficit over all of them, ``δ̂`` and ``δ`` — each equal to its definition.
+
+    Tolerance (issue 22): the measure and this test compute the same deficits through BLAS
+    products of different shapes, so the summation order may differ. Each score is a 3-term dot
+    product of unit vectors, off by at most ``γ₃ ≈ 3u`` (``u = 2⁻⁵³``); a deficit is a difference
+    of two scores, so two evaluations differ by at most ``4γ₃ + 2u < 16u ≈ 1.8e-15``. A wrong
+    query family or a max taken over the wrong rows moves a deficit by far more."""
+    from lam_ref.geometry import delta_from_t
+    from lam_ref.theory import adversarial_queries, random_queries, score_deficits
+
+    e, t = _fan(), 0.99
+    ctx = _ctx(e, t, n_queries=32, seed=3)
+    m = REG["THM1"].measure(ctx).values
+    kept = np.array([True, False, False, False, False])
+    assert np.array_equal(ctx.kept, kept), f"all four rows merge into row 0: {ctx.pi}"
+    d_rand = score_deficits(ctx.e, kept, random_queries(3, 32, 3))
+    d_adv = score_deficits(ctx.e, kept, np.concatenate([adversarial_queries(ctx.e, ctx.pi), ctx.hull.query[None, :]]))
+    assert m["queries"] == 32 + 4 + 1, f"32 sampled, 4 adversarial, 1 HULL query: {m['queries']}"
+    tol = 16 * 2.0**-53
+    assert m["max_deficit_sampled"] == pytest.approx(d_rand.max(), abs=tol), f"{m['max_deficit_sampled']} vs {d_rand.max()}"
+    assert m["max_deficit_adversarial"] == pytest.approx(d_adv.max(), abs=tol), f"{m['max_deficit_adversarial']}"
+    both = np.concatenate([d_rand, d_adv])
+    assert m["max_deficit_all"] == pytest.approx(both.max(), abs=tol), f"{m['max_deficit_all']}"
+    assert both.min() > 0 and m["min_deficit"] == pytest.approx(both.min(), abs=tol), \
+        f"every query loses something here; the smallest loss is reported: {m['min_deficit']} vs {both.min()}"
+    assert m["delta"] == pytest.approx(delta_from_t(t)) and m["delta_hat"] == pytest.approx(ctx.result.delta_hat), f"{m}"
+
+
+@pytest.mark.claim("THM1")
+def test_thm1_measure_with_nothing_deleted():
+    """Nothing deleted: no adversarial query, every deficit 0; with no sampled query either,
+    no query at all and the reductions report 0 (not an error)."""
+    e = np.eye(3)
+    m = REG["THM1"].measure(_ctx(e, 0.9, n_queries=8)).values
+    assert (m["queries"], m["max_deficit_adversarial"], m["max_deficit_sampled"]) == (8, 0.0, 0.0), f"{m}"
+    assert (m["min_deficit"], m["max_deficit_all"]) == (0.0, 0.0), f"{m}"
+    m0 = REG["THM1"].measure(_ctx(e, 0.9, n_queries=0)).values
+    assert (m0["queries"], m0["max_deficit_sampled"], m0["min_deficit"], m0["max_deficit_all"]) == (0, 0.0, 0.0, 0.0), f"{m0}"

@@ -25,6 +25,27 @@ def swe_agent_traj(code: int, *, repeats: int = 3, tail: str = "\nextra line") -
     ]}
 
 
+def write_file(path: Path, content: object) -> Path:
+    """Write ``content`` to ``path`` (parent folders created): a ``str`` as UTF-8 text, ``bytes`` as
+    they are, anything else as JSON. Returns ``path``. The one file writer of the tests."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    return path
+
+
+def generic_jsonl(observations: Sequence[str]) -> str:
+    """The text of a generic-JSONL trajectory: per observation, an ``action`` record carrying an
+    ``extra`` field (``{"kept": true}``) and the ``observation`` record (no turn numbers)."""
+    rows = []
+    for i, o in enumerate(observations):
+        rows.append({"role": "action", "text": f"cmd {i}", "extra": {"kept": True}})
+        rows.append({"role": "observation", "text": o})
+    return "\n".join(json.dumps(r) for r in rows) + "\n"
+
+
 def write_jsonl_trajectory(path: Path, steps: Sequence[tuple[str, str]],
                            head: Sequence[tuple[str, str]] = ()) -> Path:
     """Write a generic-JSONL trajectory to ``path`` (parent folders created): the ``head`` records
@@ -170,3 +191,16 @@ def mini_swe_agent_file(observations: Sequence[str], *, cached_parts: int = 2) -
         m["content"] = [{"type": "text", "text": m["content"], "cache_control": {"type": "ephemeral"}}]
     return {"info": {"exit_status": "Submitted", "submission": ""}, "messages": msgs,
             "trajectory_format": "mini-swe-agent-1"}
+
+
+def arc(*angles):
+    """Unit rows on the first quarter circle at the given angles (radians), float64."""
+    a = np.asarray(angles, dtype=np.float64)
+    return np.stack([np.cos(a), np.sin(a)], axis=1)
+
+
+#: Three rows at angles 0, 0.1, 0.2 and ``δ = 0.15``: neighbours are ``2 sin(0.05) ≈ 0.09996``
+#: apart (within δ), the ends ``2 sin(0.1) ≈ 0.19967`` (beyond δ, within 2δ). Greedy keeps rows 0
+#: and 2; the middle row covers all three (``N(δ) = 1``); at ``2δ`` greedy keeps row 0 alone.
+CHAIN_T = 1.0 - 0.15**2 / 2
+

@@ -23,16 +23,11 @@ from lam_ref.text import encoders as encoders_mod
 
 from .datagen import PYTEST_OBS as OBS
 from .datagen import swe_agent_traj
+from .datagen import write_file as _write
 
 #: The subcommands the parser registers (derived from the registration: adding a subcommand is one
 #: command module, which registers its own name).
 SUBCOMMANDS = sorted(next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices)
-
-
-def _write(path: Path, obj) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj))
-    return path
 
 
 @pytest.fixture()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from pathlib import Path
 
 import pytest
 
@@ -20,12 +19,7 @@ from lam_ref.text.loaders import MAX_TURN, load_file
 
 from .datagen import PYTEST_OBS as OBS
 from .datagen import swe_agent_traj as _traj
-
-
-def _write(path: Path, obj) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj))
-    return path
+from .datagen import write_file as _write
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -17,6 +17,8 @@ from lam_ref.geometry import delta_sq, sq_dist
 from lam_ref.pairs import near_pairs
 from lam_ref.text.loaders import load_file
 
+from .datagen import generic_jsonl as _jsonl
+
 LONG = "\n".join(f"line {k}: some tool output that is long enough to matter" for k in range(12))
 
 
@@ -197,14 +199,6 @@ def _locomo(obs: list[str]) -> list:
         return {"sample_id": sid, "conversation": {"speaker_a": "A", "speaker_b": "B", "session_1": turns},
                 "qa": [{"question": "what?", "answer": "x", "evidence": ["D1:1"], "category": 1}]}
     return [sample("s1"), sample("s2")]
-
-
-def _jsonl(obs: list[str]) -> str:
-    rows = []
-    for i, o in enumerate(obs):
-        rows.append({"role": "action", "text": f"cmd {i}", "extra": {"kept": True}})
-        rows.append({"role": "observation", "text": o})
-    return "\n".join(json.dumps(r) for r in rows) + "\n"
 
 
 FORMATS = {

@@ -33,7 +33,11 @@ from lam_ref.geometry import LamValueError
 
 from .datagen import GenericNumpy
 
-# --------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------
+# The hand-worked stream (docs/codec.md) and the header's fields and limits
+# ------------------------------------------------------------------------------------------------
+
+
 # The hand-worked stream: n = 40 values, eb = 0.5 (so s = 2*eb = 1 and y = x exactly), B = 32.
 #
 #   block 0 = x[0:32] = [2.5, -0.5, 1.0 x 30]
@@ -54,9 +58,17 @@ from .datagen import GenericNumpy
 #   body: rates 02 01, block 0 payload (12 bytes), block 1 payload (8 bytes)
 #   decoded: 3, 0, 1 x 30, -1, -1, 0 x 6 (every |x - x'| = 0.5 or less)
 HAND_X = np.array([2.5, -0.5] + [1.0] * 30 + [-1.5, -1.0] + [0.25] * 6, dtype=np.float32)
+
+
 HAND_HEAD = bytes.fromhex("4c535a50 01 00 2000 2800000000000000 000000000000e03f".replace(" ", ""))
+
+
 HAND_BODY = bytes.fromhex("0201" + "40000000" + "e0000000" + "c0000000" + "80000000" + "a0000000")
+
+
 HAND_STREAM = HAND_HEAD + zlib.crc32(HAND_HEAD + HAND_BODY).to_bytes(4, "little") + HAND_BODY
+
+
 HAND_DECODED = np.array([3.0, 0.0] + [1.0] * 30 + [-1.0, -1.0] + [0.0] * 6, dtype=np.float32)
 
 
@@ -82,8 +94,33 @@ def test_header_fields():
     assert (h.version, h.block_size, h.n, h.eb, h.blocks) == (1, 32, 40, 0.5, 2), f"header parsed as {h}"
 
 
-# --------------------------------------------------------------------------------------------
-# the rounding rule (docs/codec.md): q = floor(y) + (y - floor(y) >= 0.5), y = x / (2 eb) in float64
+def test_header_limits():
+    """Block sizes 8 and 4096 are valid and 0 is not; ``eb`` must be positive with ``2·eb``
+    finite (``eb = 6e307`` is valid, ``1e308`` and 0 are not)."""
+    x = _f32(0.5, -0.25)
+    for block in (8, 4096):
+        assert np.array_equal(codec_decode(codec_encode(x, 0.125, block_size=block)), x), f"block {block}"
+    assert codec_decode(codec_encode(_f32(0.0), 6e307)).tolist() == [0.0], "eb = 6e307: 2·eb is finite"
+    blob = bytearray(codec_encode(x, 0.125))
+    bad = bytearray(blob)
+    struct.pack_into("<H", bad, 6, 0)
+    with pytest.raises(LamValueError, match=r"^corrupt codec stream: block size 0 is not a multiple of 8"):
+        codec_decode(_restamp_crc(bad))
+    for eb in (0.0, 1e308):
+        bad = bytearray(blob)
+        struct.pack_into("<d", bad, 16, eb)
+        with pytest.raises(LamValueError, match="^" + re.escape(f"corrupt codec stream: error bound eb = {eb!r} is not a positive")):
+            codec_decode(_restamp_crc(bad))
+
+
+# ------------------------------------------------------------------------------------------------
+# The rounding rule (docs/codec.md): q = floor(y) + (y - floor(y) >= 0.5), y = x / (2 eb) in float64;
+# dequantization in float32 of the float64 product; the error bound and its slack
+# ------------------------------------------------------------------------------------------------
+
+
+def _f32(*values: float) -> np.ndarray:
+    return np.array(values, dtype=np.float32)
 
 
 @pytest.mark.parametrize(
@@ -94,6 +131,14 @@ def test_round_half_up_ties(y, q):
     # eb = 0.5 makes y = x exactly; the expected q is round-half-up worked by hand
     got = int(codec_quantize(np.float32([y]), 0.5)[0])
     assert got == q, f"codec_quantize({y}) with eb=0.5 gave {got}, rule says {q}"
+
+
+def test_quantize_rounds_half_up_by_hand():
+    """``q = floor(y) + (y - floor(y) >= 0.5)`` with ``y = x / (2·eb)``: with ``eb = 0.25``
+    (``s = 0.5``) the quotients are 2x, so 1.25 -> 2.5 -> 3, -1.25 -> -2.5 -> -2, 0.2 -> 0.4 -> 0."""
+    q = codec_quantize(_f32(1.25, -1.25, 0.2, -0.3), 0.25)
+    assert q.tolist() == [3, -2, 0, -1], f"round half up on 2x gave {q.tolist()}"
+    assert q.dtype == np.int64, f"codes must be int64, got {q.dtype}"
 
 
 def test_rounding_uses_float64_quotient_not_float32():
@@ -111,188 +156,6 @@ def test_dequantize_is_float32_of_float64_product():
     # q = 3, eb = 0.1: float64 3 * 0.2 = 0.6000000000000001 -> float32 0.6000000238418579
     got = codec_dequantize(np.array([3]), 0.1)
     assert got.dtype == np.float32 and float(got[0]) == 0.6000000238418579, f"dequantize gave {got!r}"
-
-
-def test_slack_is_needed_and_sufficient():
-    # x = 0.5, eb = 0.1: y = 2.5 -> q = 3 -> x' = float32(0.6000000000000001) = 0.6000000238418579
-    # |x - x'| = 0.1000000238418579 > eb = 0.1 (float32 rounding of the reconstruction), but within
-    # eb + ulp32(0.6)/2 = 0.1 + 2**-24/2... ulp32(0.6) = 2**-24 = 5.96e-8, half = 2.98e-8.
-    x = np.float32([0.5])
-    dec = codec_decode(codec_encode(x, 0.1))
-    err = abs(float(dec[0]) - 0.5)
-    assert err > 0.1, f"the float32 reconstruction was expected to exceed eb here, error {err!r}"
-    assert err - 0.1 <= 2.0**-25 + 2.0**-52 * 0.6, f"excess {err - 0.1!r} exceeds half an ulp of 0.6"
-    assert bool(within_error_bound(x, dec, 0.1)[0]), "within_error_bound must accept the documented slack"
-    assert float(error_slack(x, dec, 0.1)[0]) == pytest.approx(2.0**-25, rel=1e-6), "slack at 0.6 is ulp32/2"
-
-
-def test_within_error_bound_rejects_real_violations():
-    x = np.float32([1.0, 2.0])
-    bad = np.float32([1.0, 2.0 + 0.11])
-    got = within_error_bound(x, bad, 0.1)
-    assert got.tolist() == [True, False], f"an error of 0.11 at eb=0.1 must be flagged, got {got}"
-
-
-# --------------------------------------------------------------------------------------------
-# relative mode and ranges
-
-
-def test_relative_eb_is_rel_times_max_abs():
-    x = np.float32([0.5, -4.0, 2.0])
-    assert relative_eb(x, 0.001) == 0.001 * 4.0, "eb = rel_eb * max|x| (float64)"
-    assert relative_eb(np.zeros(3, np.float32), 0.01) == 0.01, "all-zero input uses rel_eb itself"
-    assert codec_encode_rel(x, 0.001) == codec_encode(x, 0.004), "relative mode = absolute mode at rel*max|x|"
-
-
-def test_rate_32_block_round_trips():
-    # eb = 1 -> s = 2; x = +-2**31 -> q = +-2**30; deltas 2**31 alternate sign -> bit length 32
-    x = np.array([2.0**31, -(2.0**31)] * 3, dtype=np.float32)
-    b = codec_encode(x, 1.0)
-    assert b[HEADER_SIZE] == 32, f"rate byte is {b[HEADER_SIZE]}, expected 32"
-    assert np.array_equal(codec_decode(b), x), "rate-32 values must round-trip exactly (they are multiples of s)"
-
-
-def test_code_range_is_enforced():
-    with pytest.raises(LamValueError, match="too small"):
-        codec_encode(np.float32([1.0]), 1e-12)  # |q| = 5e11 > Q_MAX
-    ok = np.float32([Q_MAX * 2.0 * 0.5 - 1e3])  # float32 just under 2**31 - 1 with s = 1
-    assert within_error_bound(ok, codec_decode(codec_encode(ok, 0.5)), 0.5).all(), "near Q_MAX must still work"
-    with pytest.raises(LamValueError, match="overflow float32"):
-        codec_encode(np.float32([3.0e38]), 1.0e38)  # y = 1.5 -> q = 2 -> 4e38 is not a float32
-
-
-@pytest.mark.parametrize(
-    "x, eb, match",
-    [
-        (np.float32([1.0, np.nan]), 0.1, r"x\[1\] is nan"),
-        (np.float32([np.inf]), 0.1, r"x\[0\] is inf"),
-        (np.float32([1.0]), 0.0, "eb must be a positive"),
-        (np.float32([1.0]), -1.0, "eb must be a positive"),
-        (np.float32([1.0]), float("nan"), "eb must be a positive"),
-        (np.float32([1.0]), float("inf"), "eb must be a positive"),
-        (np.float32([1.0]), True, "eb must be a positive"),
-        (np.float32([1.0]), "0.1", "eb must be a positive"),
-        (np.array([0.1], dtype=np.float64), 0.1, "not exactly representable in float32"),
-        (np.array([2**25 + 1], dtype=np.int64), 0.1, "exceeds 2\\*\\*24 in magnitude"),
-        (np.array(["a"]), 0.1, "must be a float32 array"),
-        (b"\x00\x00\x80\x3f", 0.1, "must be a float32 array"),
-    ],
-)
-def test_bad_input_is_rejected(x, eb, match):
-    with pytest.raises(LamValueError, match=match):
-        codec_encode(x, eb)
-
-
-def test_exactly_representable_other_dtypes_are_accepted():
-    a = np.array([0.5, -2.0, 3.0], dtype=np.float64)
-    assert codec_encode(a, 0.1) == codec_encode(a.astype(np.float32), 0.1), "float64 holding float32 values"
-    assert codec_encode([1, 2, 3], 0.1) == codec_encode(np.float32([1, 2, 3]), 0.1), "small ints are exact"
-
-
-def test_block_size_validation():
-    for bad in (0, 7, 12, 8192, 32.0):
-        with pytest.raises(LamValueError, match="block_size"):
-            codec_encode(np.float32([1.0]), 0.1, block_size=bad)
-
-
-# --------------------------------------------------------------------------------------------
-# corrupt and truncated streams: always an error, never a partial array
-
-
-def test_every_truncation_is_rejected():
-    for cut in range(len(HAND_STREAM)):
-        with pytest.raises(LamValueError, match="truncated|corrupt"):
-            codec_decode(HAND_STREAM[:cut])
-
-
-def test_trailing_bytes_are_rejected():
-    with pytest.raises(LamValueError, match="trailing"):
-        codec_decode(HAND_STREAM + b"\x00")
-
-
-def test_every_single_byte_corruption_is_rejected():
-    for pos in range(len(HAND_STREAM)):
-        for flip in (0x01, 0x80):
-            bad = bytearray(HAND_STREAM)
-            bad[pos] ^= flip
-            with pytest.raises(LamValueError):
-                codec_decode(bytes(bad))
-
-
-def _restamp(head: bytes, body: bytes) -> bytes:
-    return head + zlib.crc32(head + body).to_bytes(4, "little") + body
-
-
-@pytest.mark.parametrize(
-    "head, body, match",
-    [
-        (b"XXXX" + HAND_HEAD[4:], HAND_BODY, "magic"),
-        (HAND_HEAD[:4] + b"\x03" + HAND_HEAD[5:], HAND_BODY, "version 3"),
-        (HAND_HEAD[:5] + b"\x01" + HAND_HEAD[6:], HAND_BODY, "flags"),
-        (HAND_HEAD[:6] + b"\x0c\x00" + HAND_HEAD[8:], HAND_BODY, "block size 12"),
-        (HAND_HEAD[:16] + struct.pack("<d", -0.5), HAND_BODY, "eb = -0.5"),
-        (HAND_HEAD[:16] + struct.pack("<d", float("nan")), HAND_BODY, "eb = nan"),
-        (HAND_HEAD, bytes([33]) + HAND_BODY[1:], "rate 33"),
-        # rate byte 3 for block 0 (plane 2 all zero) with a re-stamped CRC: non-canonical
-        (HAND_HEAD, b"\x03\x01" + HAND_BODY[2:14] + b"\x00" * 4 + HAND_BODY[14:], "non-canonical"),
-        # a sign bit on a zero delta (value 3 of block 0) with a re-stamped CRC
-        (HAND_HEAD, HAND_BODY[:2] + b"\x50" + HAND_BODY[3:], "sign bit on a zero delta"),
-        # padding slot 8 of block 1 carries a magnitude bit
-        (HAND_HEAD, HAND_BODY[:18] + b"\xa0\x80\x00\x00", "padding"),
-    ],
-)
-def test_structurally_corrupt_streams_are_rejected(head, body, match):
-    with pytest.raises(LamValueError, match=match):
-        codec_decode(_restamp(head, body))
-
-
-def test_non_bytes_input_is_rejected():
-    for bad in (None, 3.5, "LSZP", [1, 2, 3]):
-        with pytest.raises(LamValueError, match="bytes-like"):
-            codec_decode(bad)
-
-
-def test_crafted_overflow_is_rejected():
-    # a valid stream of q = 3 with eb raised to 1e38 (re-stamped): 6e38 overflows float32
-    head = HAND_HEAD[:16] + struct.pack("<d", 1.0e38)
-    with pytest.raises(LamValueError, match="overflow"):
-        codec_decode(_restamp(head, HAND_BODY))
-
-
-# --------------------------------------------------------------------------------------------
-# storage report
-
-
-def test_storage_report_counts_bytes():
-    x = np.zeros((4, 8), dtype=np.float32)
-    rep = storage_report(x, 0.001)
-    # all-zero: 1 block of 32 values, rate 0 -> header + 1 rate byte, no payload
-    assert rep.encoded_bytes == HEADER_SIZE + 1, f"encoded {rep.encoded_bytes} bytes"
-    assert rep.raw_bytes == 128 and rep.ratio == 128 / (HEADER_SIZE + 1), f"report {rep}"
-    assert rep.bound_holds and rep.max_abs_error == 0.0, f"zeros must be exact: {rep}"
-    with pytest.raises(LamValueError, match="2-D"):
-        storage_report(np.zeros(8, dtype=np.float32))
-
-
-# ------------------------------------------------------------------------------------------------
-# Mutation kills (docs/mutation.md; formerly tests/test_mutation_kills_codec.py)
-# Tests written for the mutants of :mod:`lam_ref.codec` that survived ``make mutation``
-# (docs/mutation.md, section ``codec``): the L2 error-bounded codec, cuSZp's plain 1-D mode
-# (SPEC §9, paper §2.2, §F.7), checked against values worked out by hand from the quantizer, the
-# error bound and the byte format in the module docstring.
-# ------------------------------------------------------------------------------------------------
-
-
-def _f32(*values: float) -> np.ndarray:
-    return np.array(values, dtype=np.float32)
-
-
-def test_quantize_rounds_half_up_by_hand():
-    """``q = floor(y) + (y - floor(y) >= 0.5)`` with ``y = x / (2·eb)``: with ``eb = 0.25``
-    (``s = 0.5``) the quotients are 2x, so 1.25 -> 2.5 -> 3, -1.25 -> -2.5 -> -2, 0.2 -> 0.4 -> 0."""
-    q = codec_quantize(_f32(1.25, -1.25, 0.2, -0.3), 0.25)
-    assert q.tolist() == [3, -2, 0, -1], f"round half up on 2x gave {q.tolist()}"
-    assert q.dtype == np.int64, f"codes must be int64, got {q.dtype}"
 
 
 def test_dequantize_overflow_is_silent_inf_and_decode_refuses_it():
@@ -313,6 +176,19 @@ def test_dequantize_overflow_is_silent_inf_and_decode_refuses_it():
             codec_decode(bytes(head) + body)
 
 
+def test_slack_is_needed_and_sufficient():
+    # x = 0.5, eb = 0.1: y = 2.5 -> q = 3 -> x' = float32(0.6000000000000001) = 0.6000000238418579
+    # |x - x'| = 0.1000000238418579 > eb = 0.1 (float32 rounding of the reconstruction), but within
+    # eb + ulp32(0.6)/2 = 0.1 + 2**-24/2... ulp32(0.6) = 2**-24 = 5.96e-8, half = 2.98e-8.
+    x = np.float32([0.5])
+    dec = codec_decode(codec_encode(x, 0.1))
+    err = abs(float(dec[0]) - 0.5)
+    assert err > 0.1, f"the float32 reconstruction was expected to exceed eb here, error {err!r}"
+    assert err - 0.1 <= 2.0**-25 + 2.0**-52 * 0.6, f"excess {err - 0.1!r} exceeds half an ulp of 0.6"
+    assert bool(within_error_bound(x, dec, 0.1)[0]), "within_error_bound must accept the documented slack"
+    assert float(error_slack(x, dec, 0.1)[0]) == pytest.approx(2.0**-25, rel=1e-6), "slack at 0.6 is ulp32/2"
+
+
 def test_error_slack_by_the_formula():
     """``error_slack = ulp32(x')/2 + 2**-52·(|x| + eb)`` with ``ulp32`` the float32 spacing of
     the reconstruction even when it is passed as float64, and ``|x|`` the float32 input's value."""
@@ -325,6 +201,13 @@ def test_error_slack_by_the_formula():
     ]
     assert slack.dtype == np.float64, f"slack is float64, got {slack.dtype}"
     assert slack.tolist() == expected, f"slack {slack.tolist()} != {expected}"
+
+
+def test_within_error_bound_rejects_real_violations():
+    x = np.float32([1.0, 2.0])
+    bad = np.float32([1.0, 2.0 + 0.11])
+    got = within_error_bound(x, bad, 0.1)
+    assert got.tolist() == [True, False], f"an error of 0.11 at eb=0.1 must be flagged, got {got}"
 
 
 def test_within_error_bound_decides_exactly_near_the_bound():
@@ -368,6 +251,18 @@ def test_within_error_bound_flattens_and_takes_float32_values():
         within_error_bound(np.zeros(2), np.zeros(3), 0.1)
 
 
+# ------------------------------------------------------------------------------------------------
+# Relative mode, code ranges and inputs: what encode accepts, and each refusal naming the argument
+# ------------------------------------------------------------------------------------------------
+
+
+def test_relative_eb_is_rel_times_max_abs():
+    x = np.float32([0.5, -4.0, 2.0])
+    assert relative_eb(x, 0.001) == 0.001 * 4.0, "eb = rel_eb * max|x| (float64)"
+    assert relative_eb(np.zeros(3, np.float32), 0.01) == 0.01, "all-zero input uses rel_eb itself"
+    assert codec_encode_rel(x, 0.001) == codec_encode(x, 0.004), "relative mode = absolute mode at rel*max|x|"
+
+
 def test_relative_mode_names_rel_eb_and_uses_the_block_size():
     """Relative mode: ``eb = rel_eb · max|x|`` (float64), ``rel_eb`` itself for an empty or
     all-zero input; a bad ``rel_eb`` is named; the block size reaches the stream, in both the
@@ -388,10 +283,195 @@ def test_relative_mode_names_rel_eb_and_uses_the_block_size():
         assert read_header(empty).n == 0 and read_header(empty).eb == 0.01, f"xp={xp}: empty input"
 
 
+def test_rate_32_block_round_trips():
+    # eb = 1 -> s = 2; x = +-2**31 -> q = +-2**30; deltas 2**31 alternate sign -> bit length 32
+    x = np.array([2.0**31, -(2.0**31)] * 3, dtype=np.float32)
+    b = codec_encode(x, 1.0)
+    assert b[HEADER_SIZE] == 32, f"rate byte is {b[HEADER_SIZE]}, expected 32"
+    assert np.array_equal(codec_decode(b), x), "rate-32 values must round-trip exactly (they are multiples of s)"
+
+
+def test_largest_code_round_trips():
+    """A code of exactly ``Q_MAX = 2**31 - 1`` is valid: it is encoded and decoded back."""
+    eb = 1.0 / (2.0 * Q_MAX)  # x = 1 quantizes to 1 / (2eb) = 2**31 - 1
+    assert codec_quantize(_f32(1.0), eb).tolist() == [Q_MAX], "1 / (2eb) rounds to Q_MAX"
+    out = codec_decode(codec_encode(_f32(1.0, -1.0), eb))
+    assert out.tolist() == [1.0, -1.0], f"Q_MAX codes reconstruct to ±1: {out}"
+
+
+def test_code_range_is_enforced():
+    with pytest.raises(LamValueError, match="too small"):
+        codec_encode(np.float32([1.0]), 1e-12)  # |q| = 5e11 > Q_MAX
+    ok = np.float32([Q_MAX * 2.0 * 0.5 - 1e3])  # float32 just under 2**31 - 1 with s = 1
+    assert within_error_bound(ok, codec_decode(codec_encode(ok, 0.5)), 0.5).all(), "near Q_MAX must still work"
+    with pytest.raises(LamValueError, match="overflow float32"):
+        codec_encode(np.float32([3.0e38]), 1.0e38)  # y = 1.5 -> q = 2 -> 4e38 is not a float32
+
+
+@pytest.mark.parametrize(
+    "x, eb, match",
+    [
+        (np.float32([1.0, np.nan]), 0.1, r"x\[1\] is nan"),
+        (np.float32([np.inf]), 0.1, r"x\[0\] is inf"),
+        (np.float32([1.0]), 0.0, "eb must be a positive"),
+        (np.float32([1.0]), -1.0, "eb must be a positive"),
+        (np.float32([1.0]), float("nan"), "eb must be a positive"),
+        (np.float32([1.0]), float("inf"), "eb must be a positive"),
+        (np.float32([1.0]), True, "eb must be a positive"),
+        (np.float32([1.0]), "0.1", "eb must be a positive"),
+        (np.array([0.1], dtype=np.float64), 0.1, "not exactly representable in float32"),
+        (np.array([2**25 + 1], dtype=np.int64), 0.1, "exceeds 2\\*\\*24 in magnitude"),
+        (np.array(["a"]), 0.1, "must be a float32 array"),
+        (b"\x00\x00\x80\x3f", 0.1, "must be a float32 array"),
+    ],
+)
+def test_bad_input_is_rejected(x, eb, match):
+    with pytest.raises(LamValueError, match=match):
+        codec_encode(x, eb)
+
+
+def test_exactly_representable_other_dtypes_are_accepted():
+    a = np.array([0.5, -2.0, 3.0], dtype=np.float64)
+    assert codec_encode(a, 0.1) == codec_encode(a.astype(np.float32), 0.1), "float64 holding float32 values"
+    assert codec_encode([1, 2, 3], 0.1) == codec_encode(np.float32([1, 2, 3]), 0.1), "small ints are exact"
+
+
+def test_input_dtypes_by_the_rules():
+    """float32 is taken as is; other floats only if every value is a float32 (``0.1`` in float64
+    is not), an overflow to float32 is refused without a RuntimeWarning; integers (also 32-bit)
+    only within ``±2**24`` (``2**24`` itself is exact, ``2**24 + 1`` and ``2**25`` are refused);
+    the first bad index is named; an empty integer array is valid; a non-array is named by type."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for bad, idx in ((np.array([0.5, 0.1]), 1), (np.array([1e300]), 0)):
+            with pytest.raises(LamValueError, match=rf"^x must be float32; got dtype float64 whose value (0\.1|1e\+300) at index {idx} is not exactly"):
+                codec_encode(bad, 0.1)
+    for dtype in (np.int32, np.uint32, np.int64):
+        ok = np.array([2**24, 100, 0], dtype=dtype)
+        assert codec_encode(ok, 0.5) == codec_encode(ok.astype(np.float32), 0.5), f"{dtype.__name__} within 2**24"
+        for big in (2**24 + 1, 2**25):
+            with pytest.raises(LamValueError, match=rf"^x must be float32; got dtype {np.dtype(dtype).name} whose value {big} at index 1 exceeds 2\*\*24"):
+                codec_encode(np.array([1, big], dtype=dtype), 0.5)
+    assert read_header(codec_encode(np.zeros(0, dtype=np.int64), 0.1)).n == 0, "an empty integer array"
+    with pytest.raises(LamValueError, match=r"^x must be a float32 array, got bytes \(use codec_decode for bytes\)$"):
+        codec_encode(b"\x00\x00\x80\x3f", 0.1)
+
+
+def test_block_size_validation():
+    for bad in (0, 7, 12, 8192, 32.0):
+        with pytest.raises(LamValueError, match="block_size"):
+            codec_encode(np.float32([1.0]), 0.1, block_size=bad)
+
+
+def test_block_size_messages():
+    """``block_size`` is named: a negative one is out of ``[8, 4096]``, a string is not an integer."""
+    with pytest.raises(LamValueError, match=r"^block_size must be a multiple of 8 in \[8, 4096\], got -8$"):
+        codec_encode(_f32(1.0), 0.1, block_size=-8)
+    with pytest.raises(LamValueError, match=r"^block_size must be an integer"):
+        codec_encode(_f32(1.0), 0.1, block_size="8")
+    with pytest.raises(LamValueError, match=r"^block_size must be a multiple of 8 in \[8, 4096\], got 4104$"):
+        codec_encode(_f32(1.0), 0.1, block_size=4104)
+
+
+def test_error_bound_limits_at_encode():
+    """``eb`` must leave ``2·eb`` finite (``1e308`` is refused at encode, naming ``eb``), and a
+    reconstruction that would reach float32's overflow threshold ``2**128 - 2**103`` exactly is
+    refused: with ``eb = 2**127 - 2**102`` the largest float32 quantizes to ``q = 1`` and
+    ``q·2eb = 2**128 - 2**103`` rounds to ``inf`` in float32."""
+    with pytest.raises(LamValueError, match=r"^eb must be a positive finite number \(and 2\*eb finite\), got 1e\+308$"):
+        codec_encode(_f32(1.0), 1e308)
+    big = float(np.finfo(np.float32).max)
+    eb = 2.0**127 - 2.0**102
+    with pytest.raises(LamValueError, match=r"^eb = .* is too large: a reconstruction q\*2\*eb would overflow float32$"):
+        codec_encode(_f32(big), eb)
+
+
 def test_array_module_path_flattens_2d_input():
     """With an array module, a 2-D float32 input is flattened in C order like the CPU path."""
     x = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
     assert codec_encode(x, 0.01, xp=GenericNumpy()) == codec_encode(x, 0.01), "2-D input through xp"
+
+
+# ------------------------------------------------------------------------------------------------
+# Corrupt and truncated streams: always an error, never a partial array
+# ------------------------------------------------------------------------------------------------
+
+
+def test_every_truncation_is_rejected():
+    for cut in range(len(HAND_STREAM)):
+        with pytest.raises(LamValueError, match="truncated|corrupt"):
+            codec_decode(HAND_STREAM[:cut])
+
+
+def test_trailing_bytes_are_rejected():
+    with pytest.raises(LamValueError, match="trailing"):
+        codec_decode(HAND_STREAM + b"\x00")
+
+
+def test_stream_length_messages():
+    """Truncation and trailing bytes are reported with the byte counts of the format: header 28
+    bytes plus one rate byte per block, ``(r + 1)·B/8`` payload bytes per block of rate ``r > 0``."""
+    x = _f32(1.0, 2.0, 3.0)  # eb = 0.25: q = 2x = 2, 4, 6, deltas 2, 2, 2: one block of rate 2
+    blob = codec_encode(x, 0.25)
+    assert len(blob) == HEADER_SIZE + 1 + 3 * 4, f"by hand: 28 + 1 rate byte + (2 + 1)·32/8 payload, got {len(blob)}"
+    with pytest.raises(LamValueError, match=r"^truncated codec stream: 28 bytes, header and 1 rate bytes need 29$"):
+        codec_decode(blob[:HEADER_SIZE])
+    with pytest.raises(LamValueError, match=r"^truncated codec stream: payload has 11 bytes, the rate bytes announce 12$"):
+        codec_decode(blob[:-1])
+    with pytest.raises(LamValueError, match=r"^corrupt codec stream: 2 trailing bytes after the payload \(12 expected\)$"):
+        codec_decode(blob + b"\0\0")
+    flipped = bytearray(blob)
+    flipped[-1] ^= 1
+    with pytest.raises(LamValueError, match=r"^corrupt codec stream: CRC-32 is 0x[0-9a-f]{8}, the header says 0x"):
+        codec_decode(bytes(flipped))
+    rates = bytearray(codec_encode(np.zeros(64, np.float32), 0.25))  # two blocks of rate 0
+    rates[HEADER_SIZE : HEADER_SIZE + 2] = bytes([32, 33])
+    with pytest.raises(LamValueError, match=r"^corrupt codec stream: block 1 has rate 33 > 32$"):
+        codec_decode(bytes(rates))
+
+
+def test_every_single_byte_corruption_is_rejected():
+    for pos in range(len(HAND_STREAM)):
+        for flip in (0x01, 0x80):
+            bad = bytearray(HAND_STREAM)
+            bad[pos] ^= flip
+            with pytest.raises(LamValueError):
+                codec_decode(bytes(bad))
+
+
+def _restamp(head: bytes, body: bytes) -> bytes:
+    return head + zlib.crc32(head + body).to_bytes(4, "little") + body
+
+
+def _restamp_crc(blob: bytearray) -> bytes:
+    """Recompute the CRC-32 of a hand-edited stream (bytes [0, 24) then the body)."""
+    import zlib
+
+    struct.pack_into("<I", blob, 24, zlib.crc32(bytes(blob[HEADER_SIZE:]), zlib.crc32(bytes(blob[:24]))))
+    return bytes(blob)
+
+
+@pytest.mark.parametrize(
+    "head, body, match",
+    [
+        (b"XXXX" + HAND_HEAD[4:], HAND_BODY, "magic"),
+        (HAND_HEAD[:4] + b"\x03" + HAND_HEAD[5:], HAND_BODY, "version 3"),
+        (HAND_HEAD[:5] + b"\x01" + HAND_HEAD[6:], HAND_BODY, "flags"),
+        (HAND_HEAD[:6] + b"\x0c\x00" + HAND_HEAD[8:], HAND_BODY, "block size 12"),
+        (HAND_HEAD[:16] + struct.pack("<d", -0.5), HAND_BODY, "eb = -0.5"),
+        (HAND_HEAD[:16] + struct.pack("<d", float("nan")), HAND_BODY, "eb = nan"),
+        (HAND_HEAD, bytes([33]) + HAND_BODY[1:], "rate 33"),
+        # rate byte 3 for block 0 (plane 2 all zero) with a re-stamped CRC: non-canonical
+        (HAND_HEAD, b"\x03\x01" + HAND_BODY[2:14] + b"\x00" * 4 + HAND_BODY[14:], "non-canonical"),
+        # a sign bit on a zero delta (value 3 of block 0) with a re-stamped CRC
+        (HAND_HEAD, HAND_BODY[:2] + b"\x50" + HAND_BODY[3:], "sign bit on a zero delta"),
+        # padding slot 8 of block 1 carries a magnitude bit
+        (HAND_HEAD, HAND_BODY[:18] + b"\xa0\x80\x00\x00", "padding"),
+    ],
+)
+def test_structurally_corrupt_streams_are_rejected(head, body, match):
+    with pytest.raises(LamValueError, match=match):
+        codec_decode(_restamp(head, body))
 
 
 def test_decode_names_the_corrupt_block_and_the_padding():
@@ -416,12 +496,61 @@ def test_decode_names_the_corrupt_block_and_the_padding():
         codec_decode(bytes(pad))
 
 
-def test_largest_code_round_trips():
-    """A code of exactly ``Q_MAX = 2**31 - 1`` is valid: it is encoded and decoded back."""
-    eb = 1.0 / (2.0 * Q_MAX)  # x = 1 quantizes to 1 / (2eb) = 2**31 - 1
-    assert codec_quantize(_f32(1.0), eb).tolist() == [Q_MAX], "1 / (2eb) rounds to Q_MAX"
-    out = codec_decode(codec_encode(_f32(1.0, -1.0), eb))
-    assert out.tolist() == [1.0, -1.0], f"Q_MAX codes reconstruct to ±1: {out}"
+def test_non_bytes_input_is_rejected():
+    for bad in (None, 3.5, "LSZP", [1, 2, 3]):
+        with pytest.raises(LamValueError, match="bytes-like"):
+            codec_decode(bad)
+
+
+def test_decode_accepts_every_bytes_like_layout():
+    """The stream may come as signed or string byte arrays, a non-contiguous memoryview, a 2-D
+    memoryview or one of another item format (it is read as its raw bytes); a float array or a
+    non-buffer is refused, naming its dtype or type."""
+    x = _f32(0.25, -1.5, 3.0, 0.0, 7.0)
+    blob = codec_encode(x, 0.01)
+    ref = codec_decode(blob)
+    while len(blob) % 4:  # a stream whose length is a multiple of 4 (for the 'I' view)
+        x = np.append(x, np.float32(1.0))
+        blob, ref = codec_encode(x, 0.01), codec_decode(codec_encode(x, 0.01))
+    rows = 2 if len(blob) % 2 == 0 else 1
+    strided = np.zeros(2 * len(blob), dtype=np.uint8)
+    strided[::2] = np.frombuffer(blob, dtype=np.uint8)
+    layouts = {
+        "int8 array": np.frombuffer(blob, dtype=np.int8),
+        "S1 array": np.frombuffer(blob, dtype="S1"),
+        "strided memoryview": memoryview(strided)[::2],
+        "2-D memoryview": memoryview(blob).cast("B", shape=[rows, len(blob) // rows]),
+        "uint32 memoryview": memoryview(blob).cast("I"),
+    }
+    for name, buf in layouts.items():
+        assert np.array_equal(codec_decode(buf), ref), f"{name}: decoded values differ"
+    with pytest.raises(LamValueError, match=r"^b must be bytes-like, got an array of dtype float64$"):
+        codec_decode(np.zeros(8))
+    with pytest.raises(LamValueError, match=r"^b must be bytes-like \(bytes, bytearray, memoryview\), got int$"):
+        codec_decode(12345)
+
+
+def test_crafted_overflow_is_rejected():
+    # a valid stream of q = 3 with eb raised to 1e38 (re-stamped): 6e38 overflows float32
+    head = HAND_HEAD[:16] + struct.pack("<d", 1.0e38)
+    with pytest.raises(LamValueError, match="overflow"):
+        codec_decode(_restamp(head, HAND_BODY))
+
+
+# ------------------------------------------------------------------------------------------------
+# The storage report
+# ------------------------------------------------------------------------------------------------
+
+
+def test_storage_report_counts_bytes():
+    x = np.zeros((4, 8), dtype=np.float32)
+    rep = storage_report(x, 0.001)
+    # all-zero: 1 block of 32 values, rate 0 -> header + 1 rate byte, no payload
+    assert rep.encoded_bytes == HEADER_SIZE + 1, f"encoded {rep.encoded_bytes} bytes"
+    assert rep.raw_bytes == 128 and rep.ratio == 128 / (HEADER_SIZE + 1), f"report {rep}"
+    assert rep.bound_holds and rep.max_abs_error == 0.0, f"zeros must be exact: {rep}"
+    with pytest.raises(LamValueError, match="2-D"):
+        storage_report(np.zeros(8, dtype=np.float32))
 
 
 def test_storage_report_fields_by_hand():
@@ -442,6 +571,11 @@ def test_storage_report_fields_by_hand():
     assert (empty.vectors, empty.dim, empty.max_abs_error, empty.raw_bytes) == (0, 4, 0.0, 0), f"empty: {empty}"
     with pytest.raises(LamValueError, match=r"^embeddings\[4\] is nan"):
         storage_report(np.array([[0.0, 1.0, 2.0], [3.0, np.nan, 5.0]], dtype=np.float32))
+
+
+# ------------------------------------------------------------------------------------------------
+# The numcodecs codec class (CuSZpPlain): its modes, names and buffers
+# ------------------------------------------------------------------------------------------------
 
 
 def test_numcodecs_codec_modes_and_names():
@@ -488,124 +622,3 @@ def test_numcodecs_buffers():
     fortran = np.frombuffer(blob, dtype=np.uint8).reshape(rows, -1, order="F")
     assert fortran.flags.f_contiguous and not fortran.flags.c_contiguous, "a Fortran-ordered 2-D buffer"
     assert np.array_equal(c.decode(fortran), codec_decode(blob)), "decode reads the buffer in memory order"
-
-
-def _restamp_crc(blob: bytearray) -> bytes:
-    """Recompute the CRC-32 of a hand-edited stream (bytes [0, 24) then the body)."""
-    import zlib
-
-    struct.pack_into("<I", blob, 24, zlib.crc32(bytes(blob[HEADER_SIZE:]), zlib.crc32(bytes(blob[:24]))))
-    return bytes(blob)
-
-
-def test_decode_accepts_every_bytes_like_layout():
-    """The stream may come as signed or string byte arrays, a non-contiguous memoryview, a 2-D
-    memoryview or one of another item format (it is read as its raw bytes); a float array or a
-    non-buffer is refused, naming its dtype or type."""
-    x = _f32(0.25, -1.5, 3.0, 0.0, 7.0)
-    blob = codec_encode(x, 0.01)
-    ref = codec_decode(blob)
-    while len(blob) % 4:  # a stream whose length is a multiple of 4 (for the 'I' view)
-        x = np.append(x, np.float32(1.0))
-        blob, ref = codec_encode(x, 0.01), codec_decode(codec_encode(x, 0.01))
-    rows = 2 if len(blob) % 2 == 0 else 1
-    strided = np.zeros(2 * len(blob), dtype=np.uint8)
-    strided[::2] = np.frombuffer(blob, dtype=np.uint8)
-    layouts = {
-        "int8 array": np.frombuffer(blob, dtype=np.int8),
-        "S1 array": np.frombuffer(blob, dtype="S1"),
-        "strided memoryview": memoryview(strided)[::2],
-        "2-D memoryview": memoryview(blob).cast("B", shape=[rows, len(blob) // rows]),
-        "uint32 memoryview": memoryview(blob).cast("I"),
-    }
-    for name, buf in layouts.items():
-        assert np.array_equal(codec_decode(buf), ref), f"{name}: decoded values differ"
-    with pytest.raises(LamValueError, match=r"^b must be bytes-like, got an array of dtype float64$"):
-        codec_decode(np.zeros(8))
-    with pytest.raises(LamValueError, match=r"^b must be bytes-like \(bytes, bytearray, memoryview\), got int$"):
-        codec_decode(12345)
-
-
-def test_header_limits():
-    """Block sizes 8 and 4096 are valid and 0 is not; ``eb`` must be positive with ``2·eb``
-    finite (``eb = 6e307`` is valid, ``1e308`` and 0 are not)."""
-    x = _f32(0.5, -0.25)
-    for block in (8, 4096):
-        assert np.array_equal(codec_decode(codec_encode(x, 0.125, block_size=block)), x), f"block {block}"
-    assert codec_decode(codec_encode(_f32(0.0), 6e307)).tolist() == [0.0], "eb = 6e307: 2·eb is finite"
-    blob = bytearray(codec_encode(x, 0.125))
-    bad = bytearray(blob)
-    struct.pack_into("<H", bad, 6, 0)
-    with pytest.raises(LamValueError, match=r"^corrupt codec stream: block size 0 is not a multiple of 8"):
-        codec_decode(_restamp_crc(bad))
-    for eb in (0.0, 1e308):
-        bad = bytearray(blob)
-        struct.pack_into("<d", bad, 16, eb)
-        with pytest.raises(LamValueError, match="^" + re.escape(f"corrupt codec stream: error bound eb = {eb!r} is not a positive")):
-            codec_decode(_restamp_crc(bad))
-
-
-def test_stream_length_messages():
-    """Truncation and trailing bytes are reported with the byte counts of the format: header 28
-    bytes plus one rate byte per block, ``(r + 1)·B/8`` payload bytes per block of rate ``r > 0``."""
-    x = _f32(1.0, 2.0, 3.0)  # eb = 0.25: q = 2x = 2, 4, 6, deltas 2, 2, 2: one block of rate 2
-    blob = codec_encode(x, 0.25)
-    assert len(blob) == HEADER_SIZE + 1 + 3 * 4, f"by hand: 28 + 1 rate byte + (2 + 1)·32/8 payload, got {len(blob)}"
-    with pytest.raises(LamValueError, match=r"^truncated codec stream: 28 bytes, header and 1 rate bytes need 29$"):
-        codec_decode(blob[:HEADER_SIZE])
-    with pytest.raises(LamValueError, match=r"^truncated codec stream: payload has 11 bytes, the rate bytes announce 12$"):
-        codec_decode(blob[:-1])
-    with pytest.raises(LamValueError, match=r"^corrupt codec stream: 2 trailing bytes after the payload \(12 expected\)$"):
-        codec_decode(blob + b"\0\0")
-    flipped = bytearray(blob)
-    flipped[-1] ^= 1
-    with pytest.raises(LamValueError, match=r"^corrupt codec stream: CRC-32 is 0x[0-9a-f]{8}, the header says 0x"):
-        codec_decode(bytes(flipped))
-    rates = bytearray(codec_encode(np.zeros(64, np.float32), 0.25))  # two blocks of rate 0
-    rates[HEADER_SIZE : HEADER_SIZE + 2] = bytes([32, 33])
-    with pytest.raises(LamValueError, match=r"^corrupt codec stream: block 1 has rate 33 > 32$"):
-        codec_decode(bytes(rates))
-
-
-def test_input_dtypes_by_the_rules():
-    """float32 is taken as is; other floats only if every value is a float32 (``0.1`` in float64
-    is not), an overflow to float32 is refused without a RuntimeWarning; integers (also 32-bit)
-    only within ``±2**24`` (``2**24`` itself is exact, ``2**24 + 1`` and ``2**25`` are refused);
-    the first bad index is named; an empty integer array is valid; a non-array is named by type."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        for bad, idx in ((np.array([0.5, 0.1]), 1), (np.array([1e300]), 0)):
-            with pytest.raises(LamValueError, match=rf"^x must be float32; got dtype float64 whose value (0\.1|1e\+300) at index {idx} is not exactly"):
-                codec_encode(bad, 0.1)
-    for dtype in (np.int32, np.uint32, np.int64):
-        ok = np.array([2**24, 100, 0], dtype=dtype)
-        assert codec_encode(ok, 0.5) == codec_encode(ok.astype(np.float32), 0.5), f"{dtype.__name__} within 2**24"
-        for big in (2**24 + 1, 2**25):
-            with pytest.raises(LamValueError, match=rf"^x must be float32; got dtype {np.dtype(dtype).name} whose value {big} at index 1 exceeds 2\*\*24"):
-                codec_encode(np.array([1, big], dtype=dtype), 0.5)
-    assert read_header(codec_encode(np.zeros(0, dtype=np.int64), 0.1)).n == 0, "an empty integer array"
-    with pytest.raises(LamValueError, match=r"^x must be a float32 array, got bytes \(use codec_decode for bytes\)$"):
-        codec_encode(b"\x00\x00\x80\x3f", 0.1)
-
-
-def test_block_size_messages():
-    """``block_size`` is named: a negative one is out of ``[8, 4096]``, a string is not an integer."""
-    with pytest.raises(LamValueError, match=r"^block_size must be a multiple of 8 in \[8, 4096\], got -8$"):
-        codec_encode(_f32(1.0), 0.1, block_size=-8)
-    with pytest.raises(LamValueError, match=r"^block_size must be an integer"):
-        codec_encode(_f32(1.0), 0.1, block_size="8")
-    with pytest.raises(LamValueError, match=r"^block_size must be a multiple of 8 in \[8, 4096\], got 4104$"):
-        codec_encode(_f32(1.0), 0.1, block_size=4104)
-
-
-def test_error_bound_limits_at_encode():
-    """``eb`` must leave ``2·eb`` finite (``1e308`` is refused at encode, naming ``eb``), and a
-    reconstruction that would reach float32's overflow threshold ``2**128 - 2**103`` exactly is
-    refused: with ``eb = 2**127 - 2**102`` the largest float32 quantizes to ``q = 1`` and
-    ``q·2eb = 2**128 - 2**103`` rounds to ``inf`` in float32."""
-    with pytest.raises(LamValueError, match=r"^eb must be a positive finite number \(and 2\*eb finite\), got 1e\+308$"):
-        codec_encode(_f32(1.0), 1e308)
-    big = float(np.finfo(np.float32).max)
-    eb = 2.0**127 - 2.0**102
-    with pytest.raises(LamValueError, match=r"^eb = .* is too large: a reconstruction q\*2\*eb would overflow float32$"):
-        codec_encode(_f32(big), eb)

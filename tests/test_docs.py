@@ -406,3 +406,38 @@ def test_every_implementing_object_links_back_to_its_claims(built_site):
             if not found:
                 missing.append(f"{name} -> {c.id}")
     assert not missing, f"API entries without a link to the claim they implement: {missing}"
+
+
+def _where_things_live() -> list[str]:
+    """The first column of docs/spec-decisions.md's "Where things live" table, in order."""
+    page = (ROOT / "docs" / "spec-decisions.md").read_text(encoding="utf-8")
+    m = re.search(r"^## Where things live\b.*?$(.*?)^## ", page, re.M | re.S)
+    assert m, "docs/spec-decisions.md has no '## Where things live' section"
+    return re.findall(r"^\| `(lam_ref[\w.]*(?:\.\*)?)` \|", m.group(1), re.M)
+
+
+def test_where_things_live_names_every_module():
+    """Issue 36 §6: the "Where things live" table of docs/spec-decisions.md covers every module of
+    ``lam_ref`` (walking the package, compiled extensions included): each module is a row, or is
+    the package of a row ``pkg.*`` or lies below it; and every row names a module or package that
+    exists, once."""
+    import importlib.util
+    import pkgutil
+
+    import lam_ref
+
+    rows = _where_things_live()
+    assert len(rows) > 50, f"the table looks cut short: {len(rows)} rows"
+    assert len(rows) == len(set(rows)), f"rows named twice: {sorted(r for r in rows if rows.count(r) > 1)}"
+    modules = {"lam_ref"} | {m.name for m in pkgutil.walk_packages(lam_ref.__path__, "lam_ref.")}
+    exact = {r for r in rows if not r.endswith(".*")}
+    exact |= {r[:-2] for r in rows if r.endswith(".*")}  # "pkg.*" covers pkg itself
+    below = tuple(r[:-1] for r in rows if r.endswith(".*"))  # ... and every module below it ("pkg.")
+    missing = sorted(m for m in modules if m not in exact and not m.startswith(below))
+    assert not missing, f"modules missing from docs/spec-decisions.md's 'Where things live': {missing}"
+    stale = sorted(r for r in rows if not r.endswith(".*") and r not in modules)
+    assert not stale, f"rows naming no module of lam_ref: {stale}"
+    for r in rows:
+        if r.endswith(".*"):
+            spec = importlib.util.find_spec(r[:-2])
+            assert spec is not None and spec.submodule_search_locations, f"row {r}: {r[:-2]} is not a package"

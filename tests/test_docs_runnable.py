@@ -2,7 +2,7 @@
 in order, per page, from a fresh folder that holds the repository's shipped inputs where a reader in a
 checkout finds them (``determinism/``, ``lam_ref/``), never the user's data.
 
-Markers (the grammar of ``tests/test_conformance_docs.py``, which runs docs/conformance.md's walkthrough):
+Markers (the grammar of ``tests/conformance/test_docs.py``, which runs docs/conformance.md's walkthrough):
 
 * ``<!-- test: file NAME -->`` before a code block: the block is written to ``NAME``;
 * ``<!-- test: run rc=N expect="..." -->`` before a ``bash`` block: the block is run with bash (a
@@ -26,7 +26,7 @@ from lam_ref.text.stubs import try_parse_stub
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-OWN_TEST = {"conformance.md"}  # tests/test_conformance_docs.py runs it
+OWN_TEST = {"conformance.md"}  # tests/conformance/test_docs.py runs it
 _STEP = re.compile(r"<!-- test: (file|run)([^>]*)-->\s*```[a-z]*\n(.*?)```(?:\s*```text\n(.*?)```)?", re.S)
 #: Folders of the repository a page's commands may read (shipped inputs), linked into the run folder.
 SHIPPED = ("determinism", "lam_ref")

@@ -16,8 +16,6 @@ import pytest
 
 from lam_ref.claims import ClaimResult, combine, registry
 from lam_ref.claims.hull import HULL_TOL
-from lam_ref.evidence import evidence_lines
-from lam_ref.geometry import LamValueError
 from lam_ref.online import OnlineSession, SessionFileError
 from lam_ref.verify import aggregate, verify_set
 
@@ -113,11 +111,3 @@ def test_load_refuses_a_session_whose_map_disagrees_with_its_retained_set(tmp_pa
     assert np.array_equal(OnlineSession.load(_rewrite(path, tmp_path, "same.lam")).pi, s.pi), "an untouched copy loads"
 
 
-def test_evidence_lines_keeps_a_line_of_exactly_min_chars():
-    """``min_chars`` is inclusive: a line of exactly that length is evidence (App. F.3, SPEC §12).
-    Kills: ``>=`` → ``>`` in ``evidence.evidence_lines`` (then in ``metrics``)."""
-    patch = "+++ b/x.py\n+abcde\n+abcd\n"
-    assert evidence_lines(patch, min_chars=5) == ["abcde"], f"got {evidence_lines(patch, min_chars=5)}"
-    assert evidence_lines(patch, min_chars=6) == [], "a shorter line is dropped"
-    with pytest.raises(LamValueError, match="min_chars"):
-        evidence_lines(patch, min_chars=-1)

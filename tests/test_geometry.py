@@ -32,6 +32,11 @@ def _unit(rows):
     return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
 
 
+# ------------------------------------------------------------------------------------------------
+# The merge rule (SPEC §2, eq. 1): δ and t, the inclusive tie, squared distances in float64, the exact pair kernel
+# ------------------------------------------------------------------------------------------------
+
+
 @pytest.mark.claim("EQ1")
 def test_inclusive_tie_example_of_spec_2_merges():
     """SPEC §2 pins a=(1,0), b=(0,1), t=0: sq = 2 = δ² exactly, so they merge (inclusive <=)."""
@@ -56,12 +61,117 @@ def test_delta_t_round_trip(t):
         assert round(d, 4) == 0.3162, f"δ(0.95) should be 0.3162 (paper Table 3), got {d}"
 
 
+def test_t_from_delta_range_is_closed_at_two():
+    """``δ`` lies in ``[0, 2]`` for unit vectors (eq. 1): 2 maps to -1, anything above is refused
+    naming ``delta``. Kills ``d > 2.0`` → ``d > 3.0`` and a lost argument name."""
+    assert t_from_delta(2.0) == -1.0, "δ = 2 is antipodal: t = -1"
+    with pytest.raises(LamValueError, match=r"delta must be in \[0, 2\]"):
+        t_from_delta(2.5)
+    with pytest.raises(LamValueError, match="^delta must be a positive"):
+        t_from_delta(-0.5)
+
+
+def test_t_from_delta_endpoints_and_sq_dist_dimension_check():
+    """``δ = 0`` is ``t = 1`` (identical rows only); ``δ = 1`` is ``t = 1/2``; rows of different
+    dimension are refused with both dimensions named (SPEC §2)."""
+    assert t_from_delta(0) == 1.0 and t_from_delta(0.0) == 1.0, "δ = 0 gives t = 1"
+    assert t_from_delta(1.0) == 0.5, "δ = 1 gives t = 1/2"
+    assert t_from_delta(np.sqrt(2.0)) == pytest.approx(0.0, abs=1e-15), "δ = √2 is orthogonality"
+    with pytest.raises(LamValueError, match=r"^b has dimension 3, expected 2 \(dimension mismatch\)$"):
+        sq_dist(np.array([1.0, 0.0]), np.array([1.0, 0.0, 0.0]))
+    a, b = np.array([1.0, 0.0], dtype=np.float32), np.array([0.0, 1.0], dtype=np.float32)
+    assert merges(a, b, 0.0) and not merges(a, b, 1e-12), "sq = 2 = δ² at t = 0 merges (inclusive), not just above"
+    assert delta_sq(0.5) == 1.0 and delta_sq(-1.0) == 4.0, "δ² = 2 - 2t"
+
+
 @pytest.mark.claim("THM2")
 def test_t_prime_is_radius_two_delta():
     """THM2: sqrt(2 - 2t') = 2 sqrt(2 - 2t) for t' = 4t - 3 (checked numerically for t >= 0.5)."""
     for t in np.linspace(0.5, 1.0, 11):
         assert math.isclose(math.sqrt(max(0.0, 2 - 2 * t_prime(t))), 2 * delta_from_t(t), rel_tol=1e-12, abs_tol=1e-12), t
     assert t_prime(0.95) == pytest.approx(0.8), "t' at 0.95 must be 0.8"
+
+
+def test_sq_dist_is_float64_for_float32_inputs():
+    """``sq`` is computed in float64 from float32 rows (SPEC §2): the result differs from the
+    float32 computation. Kills dropping the float64 casts."""
+    a = np.array([1.0, 0.0], dtype=np.float32)
+    b = np.array([np.float32(0.1), np.float32(0.3)], dtype=np.float32)
+    d = a.astype(np.float64) - b.astype(np.float64)
+    want = float((d * d).sum())
+    in_float32 = float(((a - b) * (a - b)).sum(dtype=np.float32))
+    assert want != in_float32, "the example must separate float64 from float32 arithmetic"
+    assert sq_dist(a, b) == want, f"sq {sq_dist(a, b)!r} vs float64 {want!r} (float32 gives {in_float32!r})"
+
+
+def test_within_delta_pairs_at_the_extremes():
+    """The exact within-δ kernel (SPEC §2): antipodal rows at ``t = -1`` (δ² = 4) are a pair (the
+    filter threshold is negative there); an exact tie ``sq == δ²`` is a pair (inclusive); a pair
+    a hair beyond δ passes the float32 filter but not the exact rule; a block starting at row 1
+    reports global row ids. Kills ``/ 2.0`` → ``/ 3.0``, ``<=`` → ``<``, a dropped exact
+    confirmation and ``r + start`` → ``r - start``."""
+    from lam_ref.geometry import delta_sq, within_delta_pairs
+
+    anti = np.array([[1, 0], [-1, 0]], dtype=np.float32)
+    rows, cols = within_delta_pairs(anti, 0, 2, delta_sq(-1.0))
+    assert (rows.tolist(), cols.tolist()) == ([0], [1]), "antipodal rows are within δ = 2 at t = -1"
+    tie = np.array([[1, 0], [0, 1]], dtype=np.float32)
+    rows, cols = within_delta_pairs(tie, 0, 2, delta_sq(0.0))  # sq = 2.0 = δ² exactly
+    assert (rows.tolist(), cols.tolist()) == ([0], [1]), "sq == δ² merges (inclusive rule)"
+    hair = np.array([[1, 0], [-1e-8, 1]], dtype=np.float32)  # sq = 2 + 2e-8 > δ² = 2, dot within the filter's slack
+    sq = float(((hair[0].astype(np.float64) - hair[1].astype(np.float64)) ** 2).sum())
+    assert sq > delta_sq(0.0), f"the fixture must lie beyond δ: sq = {sq!r}"
+    rows, cols = within_delta_pairs(hair, 0, 2, delta_sq(0.0))
+    assert rows.size == 0, f"a pair at sq = {sq!r} > δ² = 2 is not within δ, got {rows.tolist()}"
+    three = np.array([[0, 1], [1, 0], [1, 0]], dtype=np.float32)
+    rows, cols = within_delta_pairs(three, 1, 3, delta_sq(0.9))
+    assert (rows.tolist(), cols.tolist()) == ([1], [2]), f"global ids from start = 1, got {rows.tolist()}, {cols.tolist()}"
+    assert rows.ndim == 1 and rows.dtype == np.int64, "int64 id arrays"
+
+
+def test_kept_mask_with_offset_ids():
+    """Global ids from ``first_id`` (a turn of Algorithm 1): a row is kept iff ``π[i] == i``."""
+    assert kept_mask(np.array([5, 5, 7]), first_id=5).tolist() == [True, False, True], "offset ids"
+
+
+# ------------------------------------------------------------------------------------------------
+# The float32 filter's error bound (SPEC §5.3): Higham's γ_D with the norm tolerance, never rounded up
+# ------------------------------------------------------------------------------------------------
+
+
+def test_dot_error_bound_is_higham_gamma_with_the_norm_tolerance():
+    """The float32 dot-product error bound is ``γ_D (1 + NORM_TOLERANCE)² + 1e-9`` with
+    ``γ_D = D·u / (1 - D·u)``, ``u = 2⁻²⁴`` (Higham, Accuracy and Stability, §3.1), computed here
+    from the formula; infinite once ``D·u >= 1``. Kills every arithmetic mutation of it."""
+    from lam_ref.geometry import NORM_TOLERANCE, dot_error_bound
+
+    u = 2.0**-24
+    for dim in (1, 2, 384, 4096):
+        gamma = dim * u / (1 - dim * u)
+        want = gamma * (1 + NORM_TOLERANCE) * (1 + NORM_TOLERANCE) + 1e-9
+        assert dot_error_bound(dim) == pytest.approx(want, rel=1e-12), f"D = {dim}: {dot_error_bound(dim)!r} vs {want!r}"
+    assert dot_error_bound(2**24) == float("inf"), "D·u = 1: no finite bound"
+    assert dot_error_bound(2**24 - 1) < float("inf"), "D·u < 1: finite"
+
+
+def test_filter_threshold_never_rounds_up():
+    """The float32 filter threshold is at most the float64 bound it rounds (a higher filter would
+    drop a true pair), and strictly below it where float32 cannot represent it."""
+    from lam_ref.geometry import dot_error_bound, filter_threshold
+
+    rng = np.random.default_rng(0)
+    norms = 1 + rng.uniform(-1e-4, 1e-4, size=1000)
+    for d2 in (0.1, 0.37, 1.3):
+        got = filter_threshold(norms, 0.9999, d2, 16)
+        exact = (norms + 0.9999 - d2 - 1e-12) / 2.0 - dot_error_bound(16)
+        assert got.dtype == np.float32, "a float32 threshold"
+        assert np.all(got.astype(np.float64) <= exact), f"rounded up at d2 = {d2}"
+        assert np.all(exact - got.astype(np.float64) < 1.2e-7), "at most one float32 step below"
+
+
+# ------------------------------------------------------------------------------------------------
+# Thresholds, numbers and band settings: refused in one message naming the argument and the value (SPEC §2)
+# ------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -83,6 +193,107 @@ def test_bad_threshold_is_named(bad, fragment):
     assert fragment in str(info.value), f"message {info.value!r} should contain {fragment!r}"
     with pytest.raises(ValueError, match=r"\bt\b"):
         OnlineSession(bad)
+
+
+def test_validate_real_and_threshold_domains():
+    """``t`` is any real in the closed interval ``[-1, 1]`` (SPEC §2); a non-finite value is
+    refused naming it; ``positive`` refuses ``0`` and negative values but ``validate_real`` alone
+    accepts them."""
+    assert validate_threshold(1.0) == 1.0 and validate_threshold(-1.0) == -1.0, "both ends of [-1, 1] are valid"
+    assert validate_threshold(np.float32(0.5), "t_prime") == 0.5, "numpy scalars are real numbers"
+    with pytest.raises(LamValueError, match=r"^tau must be in \[-1, 1\], got 1\.0000001$"):
+        validate_threshold(1.0000001, "tau")
+    with pytest.raises(LamValueError, match=r"^tau must be finite, got nan$"):
+        validate_threshold(float("nan"), "tau")
+    with pytest.raises(LamValueError, match=r"^tau must be a real number, got True \(bool\)$"):
+        validate_threshold(True, "tau")
+    assert validate_real(-3, "x") == -3.0, "validate_real accepts negative values unless positive=True"
+    assert validate_real(0, "x") == 0.0, "and zero"
+    with pytest.raises(LamValueError, match=r"^x must be a positive finite number, got -2\.0$"):
+        validate_real(-2, "x", positive=True)
+    with pytest.raises(LamValueError, match=r"^x must be a positive finite number, got inf$"):
+        validate_real(float("inf"), "x", positive=True)
+
+
+def test_validators_name_the_argument_and_the_value():
+    """Messages start with the argument's name and show the offending value, shortened to 80
+    characters. Kills mutations of ``_short`` and of the value passed to it."""
+    long = "x" * 200
+    with pytest.raises(LamValueError) as err:
+        validate_threshold(long)
+    msg = str(err.value)
+    assert msg.startswith("t must be a real number"), msg
+    assert "'xxxx" in msg and "..." in msg and len(msg) < 160, f"the value is shown, shortened: {msg}"
+    with pytest.raises(LamValueError, match="^rel must be a positive finite number, got 'a'"):
+        validate_positive("a", "rel")
+    assert validate_positive(np.float32(0.5), "rel") == 0.5, "numpy scalars are numbers"
+
+
+def test_short_keeps_eighty_characters_and_cuts_longer_values():
+    """A value whose repr has 80 characters is shown whole; 81 is cut to 77 + ``...`` (80)."""
+    whole = "x" * 78  # repr: 80 characters with the quotes
+    with pytest.raises(LamValueError) as err:
+        validate_threshold(whole)
+    assert f"got {whole!r} (str)" in str(err.value), f"an 80-character repr is shown whole: {err.value}"
+    cut = "x" * 79  # repr: 81 characters
+    with pytest.raises(LamValueError) as err:
+        validate_threshold(cut)
+    assert f"got {repr(cut)[:77]}... (str)" in str(err.value), f"an 81-character repr is cut to 80: {err.value}"
+
+
+def test_validate_int_names_its_minimum():
+    """The default minimum is 0 (counts); a minimum other than 0 and 1 is named in the message."""
+    from lam_ref.geometry import validate_int
+
+    assert validate_int(0, "k") == 0, "0 is a valid count by default"
+
+    with pytest.raises(LamValueError, match="^block must be an integer >= 8, got 4$"):
+        validate_int(4, "block", minimum=8)
+    with pytest.raises(LamValueError, match=r"^n must be an integer, got 1.5 \(float\)$"):
+        validate_int(1.5, "n", minimum=None)
+
+
+def test_validate_int_accepts_exactly_the_integers_from_its_minimum():
+    """``minimum`` is inclusive; ``None`` admits negative integers; bools and floats are refused
+    whatever the minimum."""
+    assert validate_int(1, "r", minimum=1) == 1, "minimum 1 admits 1"
+    assert validate_int(8, "block", minimum=8) == 8, "the minimum itself is valid"
+    assert validate_int(-5, "offset", minimum=None) == -5, "minimum None admits negative integers"
+    with pytest.raises(LamValueError, match=r"^r must be a positive integer, got 0$"):
+        validate_int(0, "r", minimum=1)
+    with pytest.raises(LamValueError, match=r"^r must be a positive integer, got False \(bool\)$"):
+        validate_int(False, "r", minimum=1)
+    with pytest.raises(LamValueError, match=r"^k must be a non-negative integer, got 2\.0 \(float\)$"):
+        validate_int(2.0, "k")
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"rel": 0.0}, "rel must be a positive finite number, got 0.0"),
+        ({"rel": -0.2}, "rel must be a positive finite number, got -0.2"),
+        ({"rel": float("nan")}, "rel must be a positive finite number"),
+        ({"r": 0}, "r must be a positive integer, got 0"),
+        ({"r": -3}, "r must be a positive integer, got -3"),
+        ({"r": 2.5}, "r must be a positive integer, got 2.5"),
+    ],
+)
+def test_bad_band_settings_are_named(kwargs, fragment):
+    """SPEC §2: non-positive rel or band width → ValueError naming it, in every entry point."""
+    for call in (
+        lambda: substitute(E_GOOD, 0.9, **kwargs),
+        lambda: OnlineSession(0.9, **kwargs),
+        lambda: BandSettings(**kwargs),
+        lambda: band_recall(E_GOOD, 0.9, **{"r": 4, "rel": 0.2, **kwargs}),
+    ):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert fragment in str(info.value), f"message {info.value!r} should contain {fragment!r}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Embeddings: every row checked, refusals naming the argument and the row, normalize on request (SPEC §2)
+# ------------------------------------------------------------------------------------------------
 
 
 E_GOOD = _unit(np.random.default_rng(0).standard_normal((5, 8)))
@@ -134,235 +345,6 @@ def test_bad_embeddings_are_named(make, fragments):
             entry(make())
         for frag in fragments:
             assert frag in str(info.value), f"message {info.value!r} should contain {frag!r}"
-
-
-def test_online_dimension_mismatch_is_named():
-    """SPEC §2: a turn whose D differs from the session's is refused, naming turn_embeddings and both D."""
-    s = OnlineSession(0.9)
-    s.admit(E_GOOD)
-    with pytest.raises(ValueError) as info:
-        s.admit(_unit(np.ones((2, 4))))
-    msg = str(info.value)
-    assert "turn_embeddings" in msg and "D = 4" in msg and "expected 8" in msg, msg
-
-
-@pytest.mark.parametrize(
-    "kwargs, fragment",
-    [
-        ({"rel": 0.0}, "rel must be a positive finite number, got 0.0"),
-        ({"rel": -0.2}, "rel must be a positive finite number, got -0.2"),
-        ({"rel": float("nan")}, "rel must be a positive finite number"),
-        ({"r": 0}, "r must be a positive integer, got 0"),
-        ({"r": -3}, "r must be a positive integer, got -3"),
-        ({"r": 2.5}, "r must be a positive integer, got 2.5"),
-    ],
-)
-def test_bad_band_settings_are_named(kwargs, fragment):
-    """SPEC §2: non-positive rel or band width → ValueError naming it, in every entry point."""
-    for call in (
-        lambda: substitute(E_GOOD, 0.9, **kwargs),
-        lambda: OnlineSession(0.9, **kwargs),
-        lambda: BandSettings(**kwargs),
-        lambda: band_recall(E_GOOD, 0.9, **{"r": 4, "rel": 0.2, **kwargs}),
-    ):
-        with pytest.raises(ValueError) as info:
-            call()
-        assert fragment in str(info.value), f"message {info.value!r} should contain {fragment!r}"
-
-
-def test_normalize_true_rescales_instead_of_refusing():
-    """SPEC §2: rows off the unit sphere are accepted only when the caller asks for normalize=True."""
-    e = E_GOOD * 3.0
-    with pytest.raises(LamValueError, match="norm 3"):
-        validate_embeddings(e)
-    out = validate_embeddings(e, normalize=True)
-    assert np.allclose(np.linalg.norm(out.astype(np.float64), axis=1), 1.0, atol=1e-6), "rows must be unit after normalize"
-    assert np.array_equal(substitute(e, 0.9, normalize=True).pi, substitute(out, 0.9).pi), "normalize=True must act as pre-normalised input"
-
-
-def test_quantizer_overflow_is_refused():
-    """SPEC §5: a Q_ε code that would overflow int16 raises instead of wrapping silently."""
-    with pytest.raises(LamValueError, match="overflows int16"):
-        substitute(E_GOOD, 0.9, rel=1e-6)
-
-
-def test_empty_input_gives_empty_result():
-    """N = 0 is valid: an empty map, δ̂ = 0, and the digest of the empty string."""
-    res = substitute(np.zeros((0, 4), np.float32), 0.9)
-    assert res.pi.shape == (0,) and res.delta_hat == 0.0, "empty input must give an empty map and δ̂ = 0"
-    assert res.deletion_digest == "e3b0c44298fc1c14", "empty deletion set digests the empty string (SHA-256 e3b0c442...)"
-
-
-def test_overflowing_row_is_refused_even_with_normalize():
-    """A finite row whose squared norm overflows float64 is refused, never normalised to zeros."""
-    e = np.array([[1e200, 0.0], [1.0, 0.0]])
-    for normalize in (False, True):
-        with pytest.raises(LamValueError, match="row 0 is too large"):
-            validate_embeddings(e, normalize=normalize)
-
-
-# ------------------------------------------------------------------------------------------------
-# Mutation kills (docs/mutation.md; formerly tests/test_mutation_kills.py)
-# Tests written for mutants that survived ``make mutation`` (docs/mutation.md): each names the
-# mutation it kills.
-# ------------------------------------------------------------------------------------------------
-
-
-def test_t_from_delta_range_is_closed_at_two():
-    """``δ`` lies in ``[0, 2]`` for unit vectors (eq. 1): 2 maps to -1, anything above is refused
-    naming ``delta``. Kills ``d > 2.0`` → ``d > 3.0`` and a lost argument name."""
-    assert t_from_delta(2.0) == -1.0, "δ = 2 is antipodal: t = -1"
-    with pytest.raises(LamValueError, match=r"delta must be in \[0, 2\]"):
-        t_from_delta(2.5)
-    with pytest.raises(LamValueError, match="^delta must be a positive"):
-        t_from_delta(-0.5)
-
-
-def test_validators_name_the_argument_and_the_value():
-    """Messages start with the argument's name and show the offending value, shortened to 80
-    characters. Kills mutations of ``_short`` and of the value passed to it."""
-    long = "x" * 200
-    with pytest.raises(LamValueError) as err:
-        validate_threshold(long)
-    msg = str(err.value)
-    assert msg.startswith("t must be a real number"), msg
-    assert "'xxxx" in msg and "..." in msg and len(msg) < 160, f"the value is shown, shortened: {msg}"
-    with pytest.raises(LamValueError, match="^rel must be a positive finite number, got 'a'"):
-        validate_positive("a", "rel")
-    assert validate_positive(np.float32(0.5), "rel") == 0.5, "numpy scalars are numbers"
-
-
-def test_validate_embeddings_single_row_and_integer_rows():
-    """One row is a valid set (``n == 1`` is not the empty case); integer rows of unit norm are
-    accepted and returned as float32. Kills ``n == 0`` → ``n == 1``."""
-    one = validate_embeddings(np.array([[0.6, 0.8]]))
-    assert one.shape == (1, 2) and one.dtype == np.float32, f"one row kept: {one!r}"
-    ints = validate_embeddings(np.array([[1, 0], [0, 1]], dtype=np.int64))
-    assert ints.dtype == np.float32 and ints.tolist() == [[1.0, 0.0], [0.0, 1.0]], "integer unit rows"
-    empty = validate_embeddings(np.zeros((0, 3)))
-    assert empty.shape == (0, 3), "an empty set keeps its dimension"
-    with pytest.raises(LamValueError, match="is empty"):
-        validate_embeddings(np.zeros((0, 3)), allow_empty=False)
-
-
-def test_sq_dist_is_float64_for_float32_inputs():
-    """``sq`` is computed in float64 from float32 rows (SPEC §2): the result differs from the
-    float32 computation. Kills dropping the float64 casts."""
-    a = np.array([1.0, 0.0], dtype=np.float32)
-    b = np.array([np.float32(0.1), np.float32(0.3)], dtype=np.float32)
-    d = a.astype(np.float64) - b.astype(np.float64)
-    want = float((d * d).sum())
-    in_float32 = float(((a - b) * (a - b)).sum(dtype=np.float32))
-    assert want != in_float32, "the example must separate float64 from float32 arithmetic"
-    assert sq_dist(a, b) == want, f"sq {sq_dist(a, b)!r} vs float64 {want!r} (float32 gives {in_float32!r})"
-
-
-def test_kept_mask_with_offset_ids():
-    """Global ids from ``first_id`` (a turn of Algorithm 1): a row is kept iff ``π[i] == i``."""
-    assert kept_mask(np.array([5, 5, 7]), first_id=5).tolist() == [True, False, True], "offset ids"
-
-
-def test_short_keeps_eighty_characters_and_cuts_longer_values():
-    """A value whose repr has 80 characters is shown whole; 81 is cut to 77 + ``...`` (80)."""
-    whole = "x" * 78  # repr: 80 characters with the quotes
-    with pytest.raises(LamValueError) as err:
-        validate_threshold(whole)
-    assert f"got {whole!r} (str)" in str(err.value), f"an 80-character repr is shown whole: {err.value}"
-    cut = "x" * 79  # repr: 81 characters
-    with pytest.raises(LamValueError) as err:
-        validate_threshold(cut)
-    assert f"got {repr(cut)[:77]}... (str)" in str(err.value), f"an 81-character repr is cut to 80: {err.value}"
-
-
-def test_within_delta_pairs_at_the_extremes():
-    """The exact within-δ kernel (SPEC §2): antipodal rows at ``t = -1`` (δ² = 4) are a pair (the
-    filter threshold is negative there); an exact tie ``sq == δ²`` is a pair (inclusive); a pair
-    a hair beyond δ passes the float32 filter but not the exact rule; a block starting at row 1
-    reports global row ids. Kills ``/ 2.0`` → ``/ 3.0``, ``<=`` → ``<``, a dropped exact
-    confirmation and ``r + start`` → ``r - start``."""
-    from lam_ref.geometry import delta_sq, within_delta_pairs
-
-    anti = np.array([[1, 0], [-1, 0]], dtype=np.float32)
-    rows, cols = within_delta_pairs(anti, 0, 2, delta_sq(-1.0))
-    assert (rows.tolist(), cols.tolist()) == ([0], [1]), "antipodal rows are within δ = 2 at t = -1"
-    tie = np.array([[1, 0], [0, 1]], dtype=np.float32)
-    rows, cols = within_delta_pairs(tie, 0, 2, delta_sq(0.0))  # sq = 2.0 = δ² exactly
-    assert (rows.tolist(), cols.tolist()) == ([0], [1]), "sq == δ² merges (inclusive rule)"
-    hair = np.array([[1, 0], [-1e-8, 1]], dtype=np.float32)  # sq = 2 + 2e-8 > δ² = 2, dot within the filter's slack
-    sq = float(((hair[0].astype(np.float64) - hair[1].astype(np.float64)) ** 2).sum())
-    assert sq > delta_sq(0.0), f"the fixture must lie beyond δ: sq = {sq!r}"
-    rows, cols = within_delta_pairs(hair, 0, 2, delta_sq(0.0))
-    assert rows.size == 0, f"a pair at sq = {sq!r} > δ² = 2 is not within δ, got {rows.tolist()}"
-    three = np.array([[0, 1], [1, 0], [1, 0]], dtype=np.float32)
-    rows, cols = within_delta_pairs(three, 1, 3, delta_sq(0.9))
-    assert (rows.tolist(), cols.tolist()) == ([1], [2]), f"global ids from start = 1, got {rows.tolist()}, {cols.tolist()}"
-    assert rows.ndim == 1 and rows.dtype == np.int64, "int64 id arrays"
-
-
-def test_validate_map_refuses_wrong_length_and_forward_representatives():
-    """``validate_map`` checks by default the length, ``0 <= π[i] <= i`` (each bound on its own)
-    and names the argument and index. Kills ``or`` → ``and``, ``|`` → ``&``, a lost message and
-    ``structure=False`` as the default."""
-    from lam_ref.geometry import validate_map
-
-    with pytest.raises(LamValueError, match=r"pi must be an integer array of shape \(3,\)"):
-        validate_map(np.array([0, 0]), 3)
-    with pytest.raises(LamValueError, match=r"^pi\[1\] = 5 is not a retained id <= 1$"):
-        validate_map([0, 5], 2)
-    with pytest.raises(LamValueError, match=r"^pi\[1\] = -1 is not a retained id <= 1$"):
-        validate_map([0, -1], 2)
-    with pytest.raises(LamValueError, match=r"^pi\[2\] = 1 points to a chunk that is itself merged"):
-        validate_map([0, 0, 1], 3)
-
-
-def test_dot_error_bound_is_higham_gamma_with_the_norm_tolerance():
-    """The float32 dot-product error bound is ``γ_D (1 + NORM_TOLERANCE)² + 1e-9`` with
-    ``γ_D = D·u / (1 - D·u)``, ``u = 2⁻²⁴`` (Higham, Accuracy and Stability, §3.1), computed here
-    from the formula; infinite once ``D·u >= 1``. Kills every arithmetic mutation of it."""
-    from lam_ref.geometry import NORM_TOLERANCE, dot_error_bound
-
-    u = 2.0**-24
-    for dim in (1, 2, 384, 4096):
-        gamma = dim * u / (1 - dim * u)
-        want = gamma * (1 + NORM_TOLERANCE) * (1 + NORM_TOLERANCE) + 1e-9
-        assert dot_error_bound(dim) == pytest.approx(want, rel=1e-12), f"D = {dim}: {dot_error_bound(dim)!r} vs {want!r}"
-    assert dot_error_bound(2**24) == float("inf"), "D·u = 1: no finite bound"
-    assert dot_error_bound(2**24 - 1) < float("inf"), "D·u < 1: finite"
-
-
-def test_filter_threshold_never_rounds_up():
-    """The float32 filter threshold is at most the float64 bound it rounds (a higher filter would
-    drop a true pair), and strictly below it where float32 cannot represent it."""
-    from lam_ref.geometry import dot_error_bound, filter_threshold
-
-    rng = np.random.default_rng(0)
-    norms = 1 + rng.uniform(-1e-4, 1e-4, size=1000)
-    for d2 in (0.1, 0.37, 1.3):
-        got = filter_threshold(norms, 0.9999, d2, 16)
-        exact = (norms + 0.9999 - d2 - 1e-12) / 2.0 - dot_error_bound(16)
-        assert got.dtype == np.float32, "a float32 threshold"
-        assert np.all(got.astype(np.float64) <= exact), f"rounded up at d2 = {d2}"
-        assert np.all(exact - got.astype(np.float64) < 1.2e-7), "at most one float32 step below"
-
-
-def test_validate_int_names_its_minimum():
-    """The default minimum is 0 (counts); a minimum other than 0 and 1 is named in the message."""
-    from lam_ref.geometry import validate_int
-
-    assert validate_int(0, "k") == 0, "0 is a valid count by default"
-
-    with pytest.raises(LamValueError, match="^block must be an integer >= 8, got 4$"):
-        validate_int(4, "block", minimum=8)
-    with pytest.raises(LamValueError, match=r"^n must be an integer, got 1.5 \(float\)$"):
-        validate_int(1.5, "n", minimum=None)
-
-
-# ------------------------------------------------------------------------------------------------
-# Mutation kills (docs/mutation.md; formerly tests/test_mutation_kills_geometry.py)
-# Tests written for the mutants of :mod:`lam_ref.geometry` that survived ``make mutation``
-# (docs/mutation.md, section ``geometry``): the merge rule's validators (SPEC §2) name the argument
-# and the value, accept exactly the documented domain, and check every row of large inputs.
-# ------------------------------------------------------------------------------------------------
 
 
 def _unit_rows(n: int, d: int) -> np.ndarray:
@@ -417,6 +399,19 @@ def test_validate_embeddings_messages_name_the_argument_and_the_row():
         validate_embeddings(np.array([[1e200, 0.0]]), "queries")
 
 
+def test_validate_embeddings_single_row_and_integer_rows():
+    """One row is a valid set (``n == 1`` is not the empty case); integer rows of unit norm are
+    accepted and returned as float32. Kills ``n == 0`` → ``n == 1``."""
+    one = validate_embeddings(np.array([[0.6, 0.8]]))
+    assert one.shape == (1, 2) and one.dtype == np.float32, f"one row kept: {one!r}"
+    ints = validate_embeddings(np.array([[1, 0], [0, 1]], dtype=np.int64))
+    assert ints.dtype == np.float32 and ints.tolist() == [[1.0, 0.0], [0.0, 1.0]], "integer unit rows"
+    empty = validate_embeddings(np.zeros((0, 3)))
+    assert empty.shape == (0, 3), "an empty set keeps its dimension"
+    with pytest.raises(LamValueError, match="is empty"):
+        validate_embeddings(np.zeros((0, 3)), allow_empty=False)
+
+
 def test_validate_embeddings_accepts_one_dimension_and_the_matching_dim():
     """``D = 1`` is a valid dimension (only ``D = 0`` is refused); ``dim`` equal to ``D`` passes;
     an empty set keeps its dimension and is float32 like every result."""
@@ -431,6 +426,34 @@ def test_validate_embeddings_accepts_one_dimension_and_the_matching_dim():
     assert fortran.flags.c_contiguous, "a Fortran-ordered input comes back C-contiguous"
 
 
+def test_online_dimension_mismatch_is_named():
+    """SPEC §2: a turn whose D differs from the session's is refused, naming turn_embeddings and both D."""
+    s = OnlineSession(0.9)
+    s.admit(E_GOOD)
+    with pytest.raises(ValueError) as info:
+        s.admit(_unit(np.ones((2, 4))))
+    msg = str(info.value)
+    assert "turn_embeddings" in msg and "D = 4" in msg and "expected 8" in msg, msg
+
+
+def test_normalize_true_rescales_instead_of_refusing():
+    """SPEC §2: rows off the unit sphere are accepted only when the caller asks for normalize=True."""
+    e = E_GOOD * 3.0
+    with pytest.raises(LamValueError, match="norm 3"):
+        validate_embeddings(e)
+    out = validate_embeddings(e, normalize=True)
+    assert np.allclose(np.linalg.norm(out.astype(np.float64), axis=1), 1.0, atol=1e-6), "rows must be unit after normalize"
+    assert np.array_equal(substitute(e, 0.9, normalize=True).pi, substitute(out, 0.9).pi), "normalize=True must act as pre-normalised input"
+
+
+def test_overflowing_row_is_refused_even_with_normalize():
+    """A finite row whose squared norm overflows float64 is refused, never normalised to zeros."""
+    e = np.array([[1e200, 0.0], [1.0, 0.0]])
+    for normalize in (False, True):
+        with pytest.raises(LamValueError, match="row 0 is too large"):
+            validate_embeddings(e, normalize=normalize)
+
+
 def test_validate_embeddings_overflow_raises_without_warnings():
     """An overflowing row is refused with an error, never with a RuntimeWarning on the way
     (overflow and invalid operations in the norm are expected and handled)."""
@@ -442,48 +465,35 @@ def test_validate_embeddings_overflow_raises_without_warnings():
             validate_embeddings(np.array([[1.0, 0.0], [np.inf, -np.inf]]))
 
 
-def test_validate_real_and_threshold_domains():
-    """``t`` is any real in the closed interval ``[-1, 1]`` (SPEC §2); a non-finite value is
-    refused naming it; ``positive`` refuses ``0`` and negative values but ``validate_real`` alone
-    accepts them."""
-    assert validate_threshold(1.0) == 1.0 and validate_threshold(-1.0) == -1.0, "both ends of [-1, 1] are valid"
-    assert validate_threshold(np.float32(0.5), "t_prime") == 0.5, "numpy scalars are real numbers"
-    with pytest.raises(LamValueError, match=r"^tau must be in \[-1, 1\], got 1\.0000001$"):
-        validate_threshold(1.0000001, "tau")
-    with pytest.raises(LamValueError, match=r"^tau must be finite, got nan$"):
-        validate_threshold(float("nan"), "tau")
-    with pytest.raises(LamValueError, match=r"^tau must be a real number, got True \(bool\)$"):
-        validate_threshold(True, "tau")
-    assert validate_real(-3, "x") == -3.0, "validate_real accepts negative values unless positive=True"
-    assert validate_real(0, "x") == 0.0, "and zero"
-    with pytest.raises(LamValueError, match=r"^x must be a positive finite number, got -2\.0$"):
-        validate_real(-2, "x", positive=True)
-    with pytest.raises(LamValueError, match=r"^x must be a positive finite number, got inf$"):
-        validate_real(float("inf"), "x", positive=True)
+def test_quantizer_overflow_is_refused():
+    """SPEC §5: a Q_ε code that would overflow int16 raises instead of wrapping silently."""
+    with pytest.raises(LamValueError, match="overflows int16"):
+        substitute(E_GOOD, 0.9, rel=1e-6)
 
 
-def test_validate_int_accepts_exactly_the_integers_from_its_minimum():
-    """``minimum`` is inclusive; ``None`` admits negative integers; bools and floats are refused
-    whatever the minimum."""
-    assert validate_int(1, "r", minimum=1) == 1, "minimum 1 admits 1"
-    assert validate_int(8, "block", minimum=8) == 8, "the minimum itself is valid"
-    assert validate_int(-5, "offset", minimum=None) == -5, "minimum None admits negative integers"
-    with pytest.raises(LamValueError, match=r"^r must be a positive integer, got 0$"):
-        validate_int(0, "r", minimum=1)
-    with pytest.raises(LamValueError, match=r"^r must be a positive integer, got False \(bool\)$"):
-        validate_int(False, "r", minimum=1)
-    with pytest.raises(LamValueError, match=r"^k must be a non-negative integer, got 2\.0 \(float\)$"):
-        validate_int(2.0, "k")
+def test_empty_input_gives_empty_result():
+    """N = 0 is valid: an empty map, δ̂ = 0, and the digest of the empty string."""
+    res = substitute(np.zeros((0, 4), np.float32), 0.9)
+    assert res.pi.shape == (0,) and res.delta_hat == 0.0, "empty input must give an empty map and δ̂ = 0"
+    assert res.deletion_digest == "e3b0c44298fc1c14", "empty deletion set digests the empty string (SHA-256 e3b0c442...)"
 
 
-def test_t_from_delta_endpoints_and_sq_dist_dimension_check():
-    """``δ = 0`` is ``t = 1`` (identical rows only); ``δ = 1`` is ``t = 1/2``; rows of different
-    dimension are refused with both dimensions named (SPEC §2)."""
-    assert t_from_delta(0) == 1.0 and t_from_delta(0.0) == 1.0, "δ = 0 gives t = 1"
-    assert t_from_delta(1.0) == 0.5, "δ = 1 gives t = 1/2"
-    assert t_from_delta(np.sqrt(2.0)) == pytest.approx(0.0, abs=1e-15), "δ = √2 is orthogonality"
-    with pytest.raises(LamValueError, match=r"^b has dimension 3, expected 2 \(dimension mismatch\)$"):
-        sq_dist(np.array([1.0, 0.0]), np.array([1.0, 0.0, 0.0]))
-    a, b = np.array([1.0, 0.0], dtype=np.float32), np.array([0.0, 1.0], dtype=np.float32)
-    assert merges(a, b, 0.0) and not merges(a, b, 1e-12), "sq = 2 = δ² at t = 0 merges (inclusive), not just above"
-    assert delta_sq(0.5) == 1.0 and delta_sq(-1.0) == 4.0, "δ² = 2 - 2t"
+# ------------------------------------------------------------------------------------------------
+# Representative maps: length and 0 <= π[i] <= i (SPEC §1)
+# ------------------------------------------------------------------------------------------------
+
+
+def test_validate_map_refuses_wrong_length_and_forward_representatives():
+    """``validate_map`` checks by default the length, ``0 <= π[i] <= i`` (each bound on its own)
+    and names the argument and index. Kills ``or`` → ``and``, ``|`` → ``&``, a lost message and
+    ``structure=False`` as the default."""
+    from lam_ref.geometry import validate_map
+
+    with pytest.raises(LamValueError, match=r"pi must be an integer array of shape \(3,\)"):
+        validate_map(np.array([0, 0]), 3)
+    with pytest.raises(LamValueError, match=r"^pi\[1\] = 5 is not a retained id <= 1$"):
+        validate_map([0, 5], 2)
+    with pytest.raises(LamValueError, match=r"^pi\[1\] = -1 is not a retained id <= 1$"):
+        validate_map([0, -1], 2)
+    with pytest.raises(LamValueError, match=r"^pi\[2\] = 1 points to a chunk that is itself merged"):
+        validate_map([0, 0, 1], 3)

@@ -24,6 +24,8 @@ from lam_ref.text.loaders import (
 )
 from lam_ref.text.records import OBSERVATION, TrajectoryFormatError
 
+from .datagen import write_file
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
 SHARED_FILES = sorted(SHARED.rglob("*.traj")) if SHARED.is_dir() else []
 needs_shared = pytest.mark.skipif(not SHARED_FILES, reason=f"shared trajectories not found under {SHARED}")
@@ -69,12 +71,6 @@ def test_shared_directory_ids_are_unique_relative_paths():
     assert sum("marshmallow-1867" in i for i in ids) == 8, "the eight marshmallow runs are separate trajectories"
 
 
-def _write(tmp_path: Path, name: str, obj) -> Path:
-    p = tmp_path / name
-    p.write_text(obj if isinstance(obj, str) else json.dumps(obj), encoding="utf-8")
-    return p
-
-
 def test_swe_agent_0x_and_1x_layouts(tmp_path):
     """0.x: ``state`` a string; 1.x: ``state`` a dict and per-step ``messages``; both read the same."""
     steps0 = [{"action": "ls", "observation": "a\nb", "response": "r", "state": "{}", "thought": "look"},
@@ -84,7 +80,7 @@ def test_swe_agent_0x_and_1x_layouts(tmp_path):
     hist = [{"role": "system", "content": "sys"}, {"role": "user", "content": [{"type": "text", "text": "issue"}]},
             {"role": "assistant", "content": "ls"}]
     for name, steps in (("v0.traj", steps0), ("v1.traj", steps1)):
-        (t,) = load_file(_write(tmp_path, name, {"trajectory": steps, "history": hist, "info": {}}))
+        (t,) = load_file(write_file(tmp_path / name, {"trajectory": steps, "history": hist, "info": {}}))
         assert [(r.role, r.text, r.turn) for r in t.records] == [
             ("system", "sys", 0), ("user", "issue", 0),
             ("thought", "look", 0), ("action", "ls", 0), (OBSERVATION, "a\nb", 0),
@@ -106,7 +102,7 @@ def test_mini_swe_agent(tmp_path):
             {"role": "user", "content": [{"type": "text", "text": "p1"}, {"type": "text", "text": "p2"}]},
         ],
     }
-    p = _write(tmp_path, "run.traj.json", doc)
+    p = write_file(tmp_path / "run.traj.json", doc)
     assert detect_format(p) == "mini-swe-agent", "a messages document is mini-swe-agent"
     (t,) = load_file(p)
     assert [(r.role, r.turn) for r in t.records] == [
@@ -140,7 +136,7 @@ def _locomo_doc():
 def test_locomo_records_and_evidence(tmp_path):
     """Dialogue turns in session order are the records; malformed evidence ids are repaired or
     dropped with one warning each (expected indices by hand: D1:1→0, D1:2→1, D1:3→2, D2:1→3)."""
-    p = _write(tmp_path, "locomo10.json", _locomo_doc())
+    p = write_file(tmp_path / "locomo10.json", _locomo_doc())
     with pytest.warns(MalformedEvidenceWarning):
         (t,) = load_file(p)
     assert t.format == "locomo" and t.id == "locomo10:conv-1", f"format/id: {t.format}, {t.id}"
@@ -169,7 +165,7 @@ def test_jsonl_turns(tmp_path):
              {"role": "observation", "text": "a"}, {"role": "action", "text": "cat"},
              {"role": "observation", "text": None}, {"role": "observation", "text": "b", "turn": 5},
              {"role": "thought", "text": "t", "turn": 5}]
-    p = _write(tmp_path, "t.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n\n")
+    p = write_file(tmp_path / "t.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n\n")
     (t,) = load_file(p)
     assert [r.turn for r in t.records] == [0, 0, 0, 1, 1, 5, 5], "turns by hand"
     assert t.records[4].text == "", "a null observation is empty"
@@ -241,9 +237,9 @@ def test_missing_path_and_empty_directory(tmp_path):
 
 def test_batch_reports_failures_and_keeps_good_files(tmp_path):
     good = {"trajectory": [{"action": "ls", "observation": "x"}]}
-    _write(tmp_path, "a_good.traj", good)
-    _write(tmp_path, "b_bad.traj", "{nope")
-    _write(tmp_path, "c_good.traj", good)
+    write_file(tmp_path / "a_good.traj", good)
+    write_file(tmp_path / "b_bad.traj", "{nope")
+    write_file(tmp_path / "c_good.traj", good)
     items = list(iter_trajectories([tmp_path]))
     kinds = [type(x).__name__ for x in items]
     assert kinds == ["Trajectory", "LoadFailure", "Trajectory"], f"order and kinds: {kinds}"
@@ -254,11 +250,11 @@ def test_batch_reports_failures_and_keeps_good_files(tmp_path):
 
 def test_format_detection_and_override(tmp_path):
     doc = {"trajectory": [{"observation": "x"}]}
-    p = _write(tmp_path, "run.json", doc)  # content decides, not the suffix
+    p = write_file(tmp_path / "run.json", doc)  # content decides, not the suffix
     assert detect_format(p) == "swe-agent", "a trajectory list is swe-agent whatever the name"
     e = _err(p, "mini-swe-agent")
     assert "missing key 'messages'" in e.problem, f"forced format reads as that format: {e}"
-    unknown = _write(tmp_path, "other.json", {"x": 1})
+    unknown = write_file(tmp_path / "other.json", {"x": 1})
     with pytest.raises(TrajectoryFormatError, match="cannot detect"):
         load_file(unknown)
     with pytest.raises(TrajectoryFormatError, match="unknown format"):
@@ -266,7 +262,7 @@ def test_format_detection_and_override(tmp_path):
 
 
 def test_warnings_are_also_python_warnings(tmp_path):
-    p = _write(tmp_path, "locomo10.json", _locomo_doc())
+    p = write_file(tmp_path / "locomo10.json", _locomo_doc())
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         load_file(p)

@@ -1,4 +1,4 @@
-"""Metrics of §3 / App. F (SPEC §12). Expected values are worked by hand in the comments or taken
+"""Metrics of §3 / App. F (SPEC §12; the evidence metrics are in tests/test_evidence.py). Expected values are worked by hand in the comments or taken
 from the paper's tables (Tables 12, 14, 15, 17, 18, 19; eq. 8-10), never from the code's output."""
 
 from __future__ import annotations
@@ -9,13 +9,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lam_ref.evidence import (
-    EvidenceResult,
-    evidence_lines,
-    evidence_retention,
-    relaxed_match,
-    summarize_evidence,
-)
 from lam_ref.geometry import LamValueError
 from lam_ref.metrics import (
     REPAIR_TOKENS,
@@ -145,77 +138,6 @@ def test_merge_distances_from_pi():
         merge_distances(e, [0, 2, 2])
     with pytest.raises(LamValueError, match="itself merged"):
         merge_distances(e, [0, 0, 1])
-
-
-# ----------------------------------------------------------------------------------------------
-# evidence (Table 14, App. F.3-F.4)
-
-PATCH = """diff --git a/src/fields.py b/src/fields.py
---- a/src/fields.py
-+++ b/src/fields.py
-@@ -10,3 +10,6 @@ class TimeDelta(Field):
-     def _serialize(self, value, attr, obj):
-+        seconds = value.total_seconds()
-+        else:
-+        return int(round(seconds * 1000))\r
--        return int(value.total_seconds() * 1000)
-+        seconds = value.total_seconds()
-+
-"""
-
-
-def test_evidence_lines_from_unified_diff():
-    # added lines: 'seconds = value.total_seconds()' (31 chars, kept once), 'else:' (5, too short),
-    # 'return int(round(seconds * 1000))' (CR stripped), '' (blank); '+++ b/...' is a header
-    assert evidence_lines(PATCH) == [
-        "seconds = value.total_seconds()",
-        "return int(round(seconds * 1000))",
-    ], f"evidence lines {evidence_lines(PATCH)}"
-    assert evidence_lines(PATCH, min_chars=40) == [], "no added line has 40 characters"
-
-
-def test_evidence_retention_exact_and_relaxed():
-    originals = [
-        "  10 |     seconds = value.total_seconds()\n  11 |     return int(round(seconds * 1000))\n",
-        "nothing relevant here",
-    ]
-    # the residual keeps line 10 verbatim; line 11 only as a token-dropped paraphrase
-    residual = ["  10 |     seconds = value.total_seconds()\n  11 | return int round seconds 1000 )\n", "[stub]"]
-    exact = evidence_retention(PATCH, originals, residual)
-    assert exact.witnessed_count == 2 and exact.lost == ("return int(round(seconds * 1000))",), f"exact {exact}"
-    relaxed = evidence_retention(PATCH, originals, residual, relaxed=True)
-    assert relaxed.lost == () and relaxed.intact, f"relaxed match must accept the token-dropped line: {relaxed}"
-    unseen = evidence_retention(PATCH, ["unrelated"], ["unrelated"])
-    assert unseen.witnessed == () and unseen.intact and unseen.retention == 1, "unwitnessed lines do not count"
-
-
-def test_evidence_searches_each_text_separately():
-    # the line exists only across the boundary of two residual records: it does not survive
-    line = "abcdefghijklmnop"
-    res = evidence_retention([line], [line], ["abcdefgh", "ijklmnop"])
-    assert res.lost == (line,), "a line split across two texts must not be found"
-
-
-def test_relaxed_match_window_by_hand():
-    line = "return foo(bar, baz)"  # tokens return, foo, bar, baz: k = 4, window <= 16 tokens
-    assert relaxed_match(line, "return the foo of bar and baz"), "span 7 <= 16"
-    assert relaxed_match(line, "return " + "x " * 12 + "foo bar baz"), "span exactly 16 is allowed"
-    assert not relaxed_match(line, "return " + "x " * 13 + "foo bar baz"), "span 17 exceeds 4*4"
-    assert not relaxed_match(line, "baz bar foo return"), "order matters"
-    assert not relaxed_match(line, "Return foo bar baz"), "case-sensitive"
-    assert relaxed_match("my_var = 1", "my var 1"), "underscore separates tokens"
-    assert relaxed_match("=== ---", "x === --- y") and not relaxed_match("=== ---", "=== --"), "no tokens: substring"
-
-
-def test_summarize_evidence_micro_and_macro():
-    rs = [
-        EvidenceResult(("a", "b", "c"), ("c",)),
-        EvidenceResult(("d",), ()),
-        EvidenceResult((), ()),  # no evidence: not in the macro denominator
-    ]
-    s = summarize_evidence(rs)
-    assert (s.witnessed, s.kept, s.lost) == (4, 3, 1), f"counts {s}"
-    assert s.micro == Fraction(3, 4) and s.macro_intact == Fraction(1, 2), f"micro {s.micro}, macro {s.macro_intact}"
 
 
 # ----------------------------------------------------------------------------------------------

@@ -218,8 +218,9 @@ def report(args: argparse.Namespace, sweep: Sweep, encoder: dict[str, Any], fail
 def _run_dask(args: argparse.Namespace, plan: SweepPlan) -> int:
     """``lam-ref sweep --workers N | --scheduler ADDRESS | --resume DIR`` (docs/scale.md): one Dask
     task per input file (:func:`sweep_file`, the serial :func:`measure_trajectory` on each of its
-    trajectories) through the per-file driver of :mod:`lam_ref.distributed.cli`; the driver folds
-    the contributions in input order with the serial fold and writes the serial report."""
+    trajectories) through the per-file run of :func:`~lam_ref.commands._dask.file_run`
+    (:mod:`lam_ref.distributed.files`); it folds the contributions in input order with the serial
+    fold and writes the serial report."""
     import dataclasses
 
     from ..distributed.cluster import ClusterSpec

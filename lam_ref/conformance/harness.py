@@ -162,7 +162,7 @@ class Check:
     func: Callable[..., None] = field(repr=False, compare=False)
     complete_only: bool = False
     #: The deliberately wrong implementations (:mod:`lam_ref.conformance.witnesses.mutants`) this check
-    #: is shown to reject (metadata as data; ``tests/test_conformance_mutants.py`` holds it true).
+    #: is shown to reject (metadata as data; ``tests/conformance/test_mutants.py`` holds it true).
     shown_to_fail_on: tuple[str, ...] = ()
     #: The profiles (:data:`lam_ref.conformance.profiles.PROFILES`) whose MUST rules this check tests.
     profiles: tuple[str, ...] = ("core",)

@@ -54,7 +54,7 @@ def djb2(line: str) -> int:
 
 
 #: Distinct lines with equal 32-bit hashes (found by a birthday search over random 12-character
-#: lines for FNV-1a and djb2; ``tests/test_conformance_outsider.py`` recomputes every collision).
+#: lines for FNV-1a and djb2; ``tests/conformance/test_outsider.py`` recomputes every collision).
 HASH32_COLLISIONS: dict[str, tuple[tuple[str, ...], ...]] = {
     "java": (("Aa", "BB"), ("AaAa", "BBBB", "AaBB", "BBAa")),
     "fnv1a32": (("m r03 89li1t", "h4c1zu0i yxx"),),

@@ -12,7 +12,7 @@
 
 :func:`problems` lists, one line each, a sentence of the pages without an entry or with an entry
 that names nothing, an entry whose sentence no longer exists (matched by :func:`normalise`), and a
-check, vector or test that does not exist; ``tests/test_conformance_outsider.py`` requires none.
+check, vector or test that does not exist; ``tests/conformance/test_outsider.py`` requires none.
 ``python -m lam_ref.conformance.musts --write`` adds the new sentences (their candidates: the
 checks and vectors citing their section) and drops the stale ones; ``--check`` prints the problems.
 """

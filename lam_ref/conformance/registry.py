@@ -6,7 +6,7 @@ error inside one propagates, so a broken check module never vanishes silently), 
 :data:`CHECKS` is every check the decorator registered, in that order. Everything else is derived
 from it: :func:`checks_for_area`, :func:`yield_checks`, the pytest suite
 (:mod:`lam_ref.conformance.suite`), the docs tables (:func:`checks_table`,
-:func:`lam_ref.conformance.profiles.markdown_table`; ``tests/test_conformance_docs.py`` requires
+:func:`lam_ref.conformance.profiles.markdown_table`; ``tests/conformance/test_docs.py`` requires
 docs/conformance.md to contain them verbatim; ``python -m lam_ref.conformance.registry --write
 docs/conformance.md`` regenerates them) and ``lam-ref conform --list``.
 """

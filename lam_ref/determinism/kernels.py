@@ -88,16 +88,16 @@ def _numpy_avx512_targets() -> str:
 
 
 #: The tests that run torch (the real encoder): what a torch kernel configuration can change.
-_TORCH_TESTS = ("tests/test_text_encoders.py", "tests/test_demo.py", "determinism")
+_TORCH_TESTS = ("tests/text/test_encoders.py", "tests/test_demo.py", "determinism")
 #: What an OpenBLAS or numpy configuration runs by default: the suite without the tests whose time
 #: is torch's encoder (torch links its own BLAS, MKL, so OPENBLAS_CORETYPE and numpy's SIMD flags
 #: leave the encoder's arithmetic alone; the decisions on real encodings under every configuration
 #: are what ``lam-ref determinism matrix`` checks), without the long-running (``slow``) tests, the
 #: browser checks of the built docs and the conformance process supervisor (no arithmetic), so that
 #: ``make portability`` fits in 30 minutes on 2 cores (docs/determinism.md, "Kernel matrix").
-_NUMPY_TESTS = ("-m", "not slow", "--ignore=determinism/test_encoder.py", "--ignore=tests/test_text_encoders.py",
-                "--ignore=tests/test_demo.py", "--ignore=tests/test_encoders_onnx.py", "--ignore=tests/test_text_reuse.py",
-                "--ignore=tests/test_docs.py", "--ignore=tests/test_conformance_supervisor.py")
+_NUMPY_TESTS = ("-m", "not slow", "--ignore=determinism/test_encoder.py", "--ignore=tests/text/test_encoders.py",
+                "--ignore=tests/test_demo.py", "--ignore=tests/test_encoders_onnx.py", "--ignore=tests/text/test_reuse.py",
+                "--ignore=tests/test_docs.py", "--ignore=tests/conformance/test_supervisor.py")
 
 
 def _configurations() -> dict[str, KernelConfig]:

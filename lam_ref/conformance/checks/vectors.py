@@ -50,7 +50,7 @@ def check_vectors(impl: Any, ctx: Context, profile: str) -> None:
         raise AssertionError(f"{profile}.json: {summary(failures, ran, left_out=doc['number_of_vectors'] - ran)}")
 
 
-#: Mutants each profile's vectors were shown to reject (``tests/test_conformance_mutants.py`` holds
+#: Mutants each profile's vectors were shown to reject (``tests/conformance/test_mutants.py`` holds
 #: every naming true).
 SHOWN_TO_FAIL_ON: dict[str, tuple[str, ...]] = {
     "core": ("m03_strict_less", "m10_delta_not_squared"),

@@ -17,7 +17,7 @@ Expected outputs come from the definitions, never from the fast code under test:
   arrays and ``header.json``, fixed timestamps) with the π of the oracle.
 
 ``--check`` regenerates in memory and exits 1 when a committed file differs (the test
-``tests/test_conformance_vectors.py`` does the same, byte for byte).
+``tests/conformance/test_vectors.py`` does the same, byte for byte).
 """
 
 from __future__ import annotations

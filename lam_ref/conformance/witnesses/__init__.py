@@ -1,7 +1,7 @@
 """The suite's witnesses: implementations that show the checks are right, not machinery a user runs.
 
 * :mod:`.mutants`: deliberately wrong implementations of SPEC §15, one realistic bug each; every
-  check must reject at least one (the suite's power, ``tests/test_conformance_mutants.py``);
+  check must reject at least one (the suite's power, ``tests/conformance/test_mutants.py``);
   :mod:`.mutants.reference` is their correct skeleton;
 * :mod:`.controls`: allowed alternatives the spec permits; every check must pass them (no false
   alarms);

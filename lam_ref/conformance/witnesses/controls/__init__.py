@@ -2,7 +2,7 @@
 
 Each module ``cNN_*.py`` differs from a correct skeleton in one way the spec permits (another
 distance formula inside the tie band, another batching or internal block size, another valid
-reading), states it in ``ALLOWED`` and sets ``CONTROL = True``. ``tests/test_conformance_mutants.py``
+reading), states it in ``ALLOWED`` and sets ``CONTROL = True``. ``tests/conformance/test_mutants.py``
 requires every control to pass every check: a control that fails is a false alarm of the suite.
 ``c00_base2`` is the mutants' second skeleton (:mod:`..mutants._base2`) exported unchanged.
 """

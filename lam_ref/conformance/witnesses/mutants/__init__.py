@@ -3,7 +3,7 @@
 Each module ``mNN_*.py`` is a small SPEC §15 implementation (a subclass of
 :class:`~lam_ref.conformance.witnesses.mutants._base.Base`) with **one** realistic bug, a ``BUG`` sentence
 and ``VIOLATES``, the claim ID the suite must name when it rejects it. The meta-test
-``tests/test_conformance_mutants.py`` runs the checks on every mutant and requires each to fail
+``tests/conformance/test_mutants.py`` runs the checks on every mutant and requires each to fail
 with ``VIOLATES`` among the failed checks' claims (kill rate 100 %); :mod:`.reference` (the
 correct skeleton) must pass everything.
 

@@ -1,7 +1,7 @@
 """Mutant, run on request only (not an ``mNN`` module: its exposing input is 2²⁴ + 3 rows, the
 ``Ids2To24`` vector of online.json): lam_ref's adapter whose sessions hand their π back through a
 float32 buffer (a JavaScript ``Float32Array``), so ids past 2²⁴ come back rounded (SPEC §1.2: every
-id up to 2⁶³ - 1 exactly). ``tests/test_conformance_vectors.py`` shows the vector rejects it (slow)."""
+id up to 2⁶³ - 1 exactly). ``tests/conformance/test_vectors.py`` shows the vector rejects it (slow)."""
 
 from __future__ import annotations
 

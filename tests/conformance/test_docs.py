@@ -17,7 +17,7 @@ from pathlib import Path
 from lam_ref.conformance import CHECKS
 from lam_ref.conformance.witnesses.mutants import load_mutants
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "conformance.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 _STEP = re.compile(r"<!-- test: (file|run)([^>]*)-->\s*```[a-z]*\n(.*?)```", re.S)
 
 
@@ -107,7 +107,7 @@ def test_page_lists_every_check_and_mutant():
     text = DOC.read_text(encoding="utf-8")
     for c in CHECKS:
         assert re.search(rf"\| `{re.escape(c.id)}` \| {c.claim} \|", text), f"docs/conformance.md lacks the row for {c.id} ({c.claim})"
-    designed = [m for m in load_mutants() if not hasattr(m, "CAUGHT_BY")]  # m46+: docs/conformance-mutants.md (tests/test_conformance_mutants.py)
+    designed = [m for m in load_mutants() if not hasattr(m, "CAUGHT_BY")]  # m46+: docs/conformance-mutants.md (tests/conformance/test_mutants.py)
     for m in designed:
         name = m.__name__.rsplit(".", 1)[1]
         assert re.search(rf"\| `{name}` \| [^|]+ \| {m.VIOLATES} \|", text), f"docs/conformance.md lacks mutant {name} ({m.VIOLATES})"

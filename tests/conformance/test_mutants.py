@@ -26,7 +26,7 @@ def _selection(mutant) -> list[str]:
     """The checks run on a mutant: those that name it in ``shown_to_fail_on`` (each naming is held true) and
     every check of the claim it violates, or, for a mutant no check names, every check; heavy checks (cases
     large by construction, seconds each on the plain skeleton) only where they name the mutant. Every
-    correct implementation runs every check (tests/test_conformance_no_false_alarms.py)."""
+    correct implementation runs every check (tests/conformance/test_no_false_alarms.py)."""
     name = _short(mutant)
     named = [c.id for c in CHECKS if name in c.shown_to_fail_on]
     if not named:
@@ -218,7 +218,7 @@ def test_mutant_page_equals_the_registry():
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     page = root / tables.PAGE
     assert page.read_text() == tables.render(), (
         f"{tables.PAGE} is stale: run {tables.COMMAND_WRITE}"

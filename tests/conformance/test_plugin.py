@@ -20,7 +20,7 @@ from hypothesis import settings
 from lam_ref.conformance import CHECKS
 from lam_ref.conformance.report import OUTCOMES, REPORT_SCHEMA, SCHEMA_ID, validate_report
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAM_REF = shutil.which("lam-ref", path=str(Path(sys.executable).parent)) or "lam-ref"
 
 ONLY_SUBSTITUTE = '''

@@ -31,7 +31,7 @@ from lam_ref.conformance.report import build_report, validate_report
 from lam_ref.geometry import LamValueError
 from lam_ref.substitution import oracle
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 M = "lam_ref.conformance.witnesses.mutants."
 SMALL = 0.3  # a third of the default example counts: every kill below is found well within it
 

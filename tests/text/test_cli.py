@@ -11,7 +11,7 @@ import pytest
 from lam_ref.cli import main
 from lam_ref.text.audit import AuditStore
 
-from .datagen import swe_agent_traj
+from ..datagen import swe_agent_traj
 
 REQUIRED = ["id", "format", "records", "observation_records", "chunks", "kept_chunks", "tokens_original",
             "tokens_residual_gross", "tokens_residual_net", "removal_gross", "removal_net", "l1_removal",

@@ -17,7 +17,7 @@ from lam_ref.text.encoders import HashingEncoder, get_encoder
 from lam_ref.text.loaders import load_file
 from lam_ref.text.pipeline import CompactionConfig, compact_trajectory
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "swe-agent-trajectories"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "swe-agent-trajectories"
 
 
 def test_hashing_encoder_is_deterministic_and_unit():

@@ -29,7 +29,7 @@ from lam_ref.conformance import musts as M
 from lam_ref.conformance.hazards import HASH32, HASH32_COLLISIONS, PROTOTYPE_NAMES, l0_key_cases
 from lam_ref.conformance.vectors.run import HUGE_ONLY, PROFILES, load_vectors, vector_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCALE = 0.1
 
 
