@@ -19,7 +19,7 @@ import pytest
 from lam_ref.conformance.impl import load_implementation
 from lam_ref.conformance.runner import run_checks
 from lam_ref.conformance.vectors.run import run_vectors
-from lam_ref.conformance.witnesses.outsiders import C_ROUND
+from lam_ref.conformance.witnesses.outsiders import C_REMEASURED_MISSED, C_REMEASURED_NEW, C_ROUND
 
 GCC = shutil.which("gcc")
 HERE = Path(__file__).resolve().parent / "outsiders" / "c"
@@ -96,3 +96,16 @@ def test_outsider_page_matches_the_recorded_round():
         assert not missing, f"BUG={bug}: checks {missing} caught it in results.json but are not on the page"
     for bug, check in CAUGHT.items():
         assert check in C_ROUND[bug][2], f"BUG={bug}: {check} is not recorded as catching it"
+
+
+def test_outsider_page_matches_the_remeasured_round():
+    """The re-measurement after issue 38 (witnesses.outsiders.C_REMEASURED_*) is results_after_issue38.json:
+    the missed bugs are exactly those listed, and each newly caught bug is caught by the checks named."""
+    record = json.loads((HERE / "results_after_issue38.json").read_text())
+    assert not record["careful"]["caught"], f"the careful build failed in the re-measurement: {record['careful']}"
+    missed = {b["bug"] for b in record["bugs"] if not b["caught"]}
+    assert missed == set(C_REMEASURED_MISSED), f"missed bugs {sorted(missed)} differ from the page's {sorted(C_REMEASURED_MISSED)}"
+    for bug, checks in C_REMEASURED_NEW.items():
+        run = next(b for b in record["bugs"] if b["bug"] == bug)
+        assert set(checks) <= set(run["checks_failed"]), f"BUG={bug}: {checks} not among {run['checks_failed']}"
+        assert not C_ROUND[bug][2], f"BUG={bug} was already caught in round 4; it is not newly caught"

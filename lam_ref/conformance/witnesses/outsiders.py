@@ -70,6 +70,18 @@ C_ROUND: dict[int, tuple[str, str, tuple[str, ...]]] = {
     40: ('codec v2', 'rounding (integer mean)', ('vectors.codec-v2', 'codec-v2 #2')),
 }
 
+#: The same 40 bug builds against the suite after issue 38's checks (written by others, without
+#: knowing these bugs): bug -> the checks that catch it now and did not catch it in round 4, and the
+#: bugs still missed, with why. Filled from tests/outsiders/c/results_after_issue38.json.
+C_REMEASURED_NEW: dict[int, tuple[str, ...]] = {
+    4: ("substitute.request_ids",),
+    5: ("online.session_handles",),
+}
+C_REMEASURED_MISSED: dict[int, str] = {
+    19: "a lone surrogate rewritten to U+FFFD by the JSON reader: outside the contract since decision D38-6 "
+        "(the suite never sends a lone surrogate over exec)",
+}
+
 C_DATE = "2026-12-06"
 
 #: What the C round taught, below its table (missed bugs by class only).
@@ -110,6 +122,11 @@ def render_outsider_rounds() -> list[str]:
         f"(`-DBUG=n`, `tests/outsiders/c/bugs.md`) | {rate} | none: the careful build passes every check "
         "and every vector, default and `--thorough` |"
     )
+    recaught = total - len(C_REMEASURED_MISSED)
+    lines.append(
+        f"| 4, again | {C_DATE} | C11 | the same 40 bug builds against the suite after issue 38's checks, which "
+        f"were written without knowing these bugs | {recaught} / {total} = {100.0 * recaught / total:.1f} % | none |"
+    )
     lines += [
         "",
         f"### Round 4: C ({C_DATE})",
@@ -126,4 +143,11 @@ def render_outsider_rounds() -> list[str]:
         cell = ", ".join(c if "#" in c else f"`{c}`" for c in by) if by else "**missed**"
         lines.append(f"| {bug} | {area} | {cls} | {cell} |")
     lines += ["", *C_NOTES]
+    lines += [
+        "",
+        "Measured again after issue 38's checks were merged (`python tests/outsiders/c/run_bugs.py --out "
+        "tests/outsiders/c/results_after_issue38.json`): "
+        + "; ".join(f"BUG {b} is now caught by " + ", ".join(f"`{c}`" for c in by) for b, by in sorted(C_REMEASURED_NEW.items()))
+        + "; still missed: " + "; ".join(f"BUG {b}, {why}" for b, why in sorted(C_REMEASURED_MISSED.items())) + ".",
+    ]
     return lines
