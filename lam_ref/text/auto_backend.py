@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,9 @@ def fixture() -> dict[str, Any]:
 def encoder_weights(encoder: Any) -> str | None:
     """The SHA-256 of ``encoder``'s model files (:func:`~lam_ref.text.model_files.weights_sha256`),
     ``None`` when its weights are in no local folder (or it has none, as the hashing encoder)."""
-    from .encoders import model_folder
     from .model_files import weights_sha256
 
-    if getattr(encoder, "kind", "") != "sentence-transformers":
-        return None
-    folder = model_folder(encoder.name)
+    folder = getattr(encoder, "weights_folder", None)
     return None if folder is None else weights_sha256(folder)
 
 
@@ -114,11 +112,10 @@ def _installed(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def choose_backend(name: str, device: str | None = None) -> Choice:
+def choose_backend(name: str, device: str | None, load: Callable[[str, str | None, str], Any]) -> Choice:
     """The backend ``--encoder-backend auto`` runs ``name`` on ``device`` with (module docstring);
-    once per process and (name, device)."""
-    from .encoders import get_encoder
-
+    once per process and (name, device). ``load(name, device, backend)`` loads an encoder
+    (:func:`~lam_ref.text.encoders.get_encoder`, which calls this)."""
     passed_over: list[str] = []
     for b in auto_candidates(device):
         if b.name == DEFAULT_BACKEND:
@@ -126,7 +123,7 @@ def choose_backend(name: str, device: str | None = None) -> Choice:
         if not _installed(b.name):
             continue
         try:
-            check = self_check(get_encoder(name, device, b.name))
+            check = self_check(load(name, device, b.name))
         except LamValueError as exc:
             check = SelfCheck(False, f"could not load: {exc}")
         if check.passed:
