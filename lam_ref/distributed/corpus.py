@@ -91,7 +91,9 @@ def compact_corpus(paths: list[str], config: Any, *, encoder: str = "all-MiniLM-
         paths: trajectory files or folders (listed as the serial command lists them).
         config: the :class:`~lam_ref.text.pipeline.CompactionConfig`; its layers must start with L1
             (L1 runs over the original windows) and ``both_orders`` is not available.
-        encoder, device, backend: the encoder (SPEC §4; backend SPEC §4.5).
+        encoder: the encoder's name (SPEC §4).
+        device: the encoder's device (``None``: the CPU).
+        backend: the encoder backend (SPEC §4.5).
         fmt: the trajectory loader (``None``: detected per file).
         tile: rows per tile of the greedy.
         resume_dir: keep per-file outputs there (created when missing); a rerun skips finished files.
