@@ -12,7 +12,7 @@ from typing import Any
 from .._io import write_json
 from ..geometry import LamValueError
 from ..tables import display_ids, pct, printable, short_id, table
-from ._lines import config_line, reuse_line
+from ._lines import backend_note, config_line, reuse_line
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "L1", "L0", "δ̂", "trunc", "L2",
                 "deletion"]
@@ -86,7 +86,7 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
     print(table(rows, TABLE_HEADER), file=out)
     print(
-        f"encoder {encoder.get('name')} (D={encoder.get('dim')}{_backend_note(encoder)}), threshold t={config.threshold} (δ={config.delta:.4f}), "
+        f"encoder {encoder.get('name')} (D={encoder.get('dim')}{backend_note(encoder)}), threshold t={config.threshold} (δ={config.delta:.4f}), "
         f"layers {total['layers']}, L0 stubs {l0_stubs}, {_windows(config, total)}; "
         f"removal net {pct(total['removal_net'])}, "
         f"gross {pct(total['removal_gross'])}, stub cost {pct(total.get('stub_cost'))}; "
@@ -115,16 +115,3 @@ def finish_run(report: dict[str, Any], json_dest: str | None, *, done: int, fail
         print("lam-ref compact: no trajectories found", file=sys.stderr)
         return 1
     return 1 if (failed or problems) else 0
-
-
-def _backend_note(encoder: dict[str, Any]) -> str:
-    """``, backend onnx`` when the encoder ran on a backend other than torch; with ``auto``, the
-    choice and why (``, backend auto: openvino (self-check passed)``; SPEC §4.5); with the on-disk
-    cache, its hits and writes (SPEC §4.6)."""
-    backend, choice, cache = encoder.get("backend"), encoder.get("backend_choice"), encoder.get("embedding_cache")
-    note = f", backend {choice}" if choice else (f", backend {backend}" if backend not in (None, "torch", "numpy") else "")
-    if cache:
-        note += (f", embedding cache {cache['hits']} read, {cache['written']} written"
-                 + (f", {cache['refused']} refused" if cache["refused"] else "")
-                 + (f", {cache['evicted']} evicted" if cache["evicted"] else ""))
-    return note

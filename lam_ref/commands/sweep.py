@@ -65,7 +65,7 @@ from ._dask import (
     wants_cluster,
 )
 from ._embeddings import EmbeddingSaver
-from ._lines import reuse_line
+from ._lines import backend_note, reuse_line
 from ._options import (
     add_json,
     add_mkdir,
@@ -171,7 +171,7 @@ def report(args: argparse.Namespace, sweep: Sweep, encoder: dict[str, Any], fail
     if rows_json:
         header, rows = _table(rows_json, k, gold is not None)
         print(table(rows, header), file=out)
-        print(f"encoder {encoder['name']}, layers {'->'.join(x.upper() for x in plan.layers)}, {plural(n_traj)}", file=out)
+        print(f"encoder {encoder['name']}{backend_note(encoder)}, layers {'->'.join(x.upper() for x in plan.layers)}, {plural(n_traj)}", file=out)
         print(reuse_line(sweep.encoding, plan.configs[0].reuse), file=out)
         if any(r.get("evidence_hit") for r in rows_json):
             hit = next(r["evidence_hit"] for r in rows_json if r.get("evidence_hit"))
