@@ -140,6 +140,24 @@ def test_no_backend_passing_means_torch_and_one_line(registry, capsys, monkeypat
     assert len(lines) == 1 and lines[0].endswith("; using torch") and "toy-wrong deletion digest" in lines[0], lines
 
 
+@needs_minilm
+def test_a_backend_that_cannot_load_is_passed_over_with_the_error(registry, capsys, monkeypatch):
+    """A certified, installed backend whose ``attach`` raises (a broken runtime, an export that
+    cannot be made): auto names it and the error in its one line and runs the next candidate."""
+    from lam_ref.text.encoders import get_encoder
+
+    def attach_broken(*_a: Any) -> None:
+        raise RuntimeError("the runtime's CPU plugin failed to compile the graph")
+
+    register_backend(_toy("toy-broken", attach_broken, rank=-1))
+    monkeypatch.setattr(auto_backend, "auto_candidates", lambda device=None: [get_backend("toy-broken"),
+                                                                               get_backend("torch")])
+    enc = get_encoder("all-MiniLM-L6-v2", None, "auto")
+    lines = capsys.readouterr().err.splitlines()
+    assert enc.backend == "torch" and len(lines) == 1, (enc.describe(), lines)
+    assert "toy-broken could not load: RuntimeError: the runtime's CPU plugin failed" in lines[0], lines
+
+
 def test_the_hashing_encoder_under_auto_names_its_choice(registry):
     from lam_ref.text.encoders import get_encoder
 

@@ -124,8 +124,8 @@ def choose_backend(name: str, device: str | None, load: Callable[[str, str | Non
             continue
         try:
             check = self_check(load(name, device, b.name))
-        except LamValueError as exc:
-            check = SelfCheck(False, f"could not load: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a broken optional runtime must not stop the default run
+            check = SelfCheck(False, f"could not load: {type(exc).__name__}: {exc}")
         if check.passed:
             if not passed_over:
                 return Choice(b.name, f"auto: {b.name} ({check.detail})")
