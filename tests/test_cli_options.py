@@ -286,13 +286,18 @@ def _locomo_with_bad_evidence(tmp_path: Path) -> Path:
 
 
 def test_evidence_warnings_come_from_the_commands_that_use_the_evidence(tmp_path, capsys):
-    """Issue 35 §4: LoCoMo's malformed evidence ids are warned about by ``sweep``, which uses them
-    (its QA evidence hit rate), one ``lam-ref sweep: warning:`` line each, and not by ``compact``,
-    which never reads them."""
+    """Issue 35 §4: LoCoMo's malformed evidence ids are warned about by the commands that use that
+    evidence, one ``lam-ref COMMAND: warning:`` line each: ``sweep`` (its QA evidence hit rate and
+    ``qa_evidence``) and ``compact``, exactly because it reports evidence retention on this input
+    (``qa_evidence``; an input without QA evidence gets neither: tests/test_compact_evidence.py)."""
     src = _locomo_with_bad_evidence(tmp_path)
-    assert main(["compact", str(src), "--encoder", "hash", "--no-progress", "--no-l2"]) == 0, "compact ran"
-    err = capsys.readouterr().err
-    assert "evidence" not in err, f"compact does not use the evidence and says nothing of it: {err!r}"
+    rep = tmp_path / "compact.json"
+    assert main(["compact", str(src), "--encoder", "hash", "--no-progress", "--no-l2", "--json", str(rep)]) == 0, (
+        "compact ran")
+    warned = [x for x in capsys.readouterr().err.splitlines() if x.startswith("lam-ref compact: warning: ")]
+    assert len(warned) == 2 and all(".evidence[" in x for x in warned), f"compact: one line per bad evidence id: {warned}"
+    assert json.loads(rep.read_text(encoding="utf-8"))["total"]["qa_evidence"] is not None, (
+        "compact warns because it reports the evidence")
     assert main(["sweep", str(src), "--encoder", "hash", "--no-progress", "-t", "0.95"]) == 0, "sweep ran"
     warned = [x for x in capsys.readouterr().err.splitlines() if x.startswith("lam-ref sweep: warning: ")]
     assert len(warned) == 2 and all(".evidence[" in x for x in warned), f"one line per bad evidence id: {warned}"

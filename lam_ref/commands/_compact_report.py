@@ -31,6 +31,9 @@ TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of 
   δ̂           largest merge distance (0 if nothing merged); always <= δ = sqrt(2 - 2t)
   trunc       windows longer than the encoder's input limit / all windows (tokens it did not see)
   L2          storage ratio of the retained embeddings under the L2 codec (--l2-rel-eb)
+  evidence    only when a trajectory carries LoCoMo QA evidence: the evidence turns its questions
+              name that the residual still holds verbatim, kept/witnessed (TOTAL: pooled, the
+              qa_evidence of lam-ref sweep at the same threshold); "—" for one without QA items
   deletion    digest of the deleted window ids (first 16 hex of SHA-256; docs: spec §10)
 exit status: 0 ok, 1 some inputs failed or --check failed, 2 usage error or unusable input"""
 
@@ -49,10 +52,26 @@ def parse_layers(text: str) -> tuple[str, ...]:
     return parts
 
 
-def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> list[Any]:
-    """One row of the compact table from a per-trajectory (or total) report dict."""
+def table_header(evidence: bool = False) -> list[str]:
+    """The compact table's columns; ``evidence``: with the QA evidence column before ``deletion``."""
+    return TABLE_HEADER[:-1] + ["evidence", TABLE_HEADER[-1]] if evidence else list(TABLE_HEADER)
+
+
+def evidence_cell(q: dict[str, Any] | None) -> str:
+    """The evidence column of one row: ``kept/witnessed (pct)`` of a report's ``qa_evidence``
+    (per trajectory its ``retention``, for TOTAL the pooled ``micro``); "—" without."""
+    if q is None:
+        return "—"
+    share = q["retention"] if "retention" in q else q["micro"]
+    return f"{q['kept']}/{q['witnessed']} ({pct(share)})"
+
+
+def table_row(s: dict[str, Any], label: str | None = None, width: int = 44, evidence: bool = False) -> list[Any]:
+    """One row of the compact table from a per-trajectory (or total) report dict (``evidence``:
+    with the QA evidence cell, :func:`table_header`)."""
     tid = label if label is not None else short_id(str(s["id"]), width)
     l2 = s.get("l2")
+    ev = [evidence_cell(s.get("qa_evidence"))] if evidence else []
     return [
         tid,
         s["observation_records"],
@@ -66,6 +85,7 @@ def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> l
         f"{s['delta_hat']:.4f}",
         f"{s['truncated_windows']}/{s['chunks']} ({s.get('unseen_tokens', 0)} tok)",
         "—" if not l2 or l2.get("ratio") is None else f"{l2['ratio']:.2f}×",
+        *ev,
         s["deletion_digest"],
     ]
 
@@ -83,8 +103,9 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     TOTAL row, and one line with the settings, the removal and the map digest. ``encoder`` is
     the encoder's ``describe()`` record."""
     labels = display_ids([printable(s["id"]) for s in summaries])  # D17: no control bytes or surrogates
-    rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
-    print(table(rows, TABLE_HEADER), file=out)
+    ev = total.get("qa_evidence") is not None  # the column only where some trajectory carries QA evidence
+    rows = [table_row(s, label, evidence=ev) for s, label in zip(summaries, labels)] + [table_row(total, evidence=ev)]
+    print(table(rows, table_header(ev)), file=out)
     print(
         f"encoder {encoder.get('name')} (D={encoder.get('dim')}{backend_note(encoder)}), threshold t={config.threshold} (δ={config.delta:.4f}), "
         f"layers {total['layers']}, L0 stubs {l0_stubs}, {_windows(config, total)}; "

@@ -132,7 +132,8 @@ def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list)
     progress = RunProgress(len(files), enabled=not args.no_progress, desc="compact")
     reuse = EncodingCache(enabled=config.reuse)  # one per run: each distinct window text encoded once (SPEC §4.4)
     try:
-        for item in planned_trajectories(files, args.format, "compact", failures, progress):
+        # the QA evidence compact reports (qa_evidence): the loader's warnings on its ids are said (issue 35 §4)
+        for item in planned_trajectories(files, args.format, "compact", failures, progress, evidence_warnings=True):
             cache: dict[str, Any] = {}
             if not any(r.role == OBSERVATION and r.text.strip() for r in item.records):
                 progress.write(f"lam-ref compact: warning: {item.id}: no observation text at all (nothing to "

@@ -16,6 +16,9 @@ argument and the value). Rows, one per threshold:
   22.47% at ``cos >= 0.95``, is over those 598, against 22.50% over all 600 in Table 15). The
   removal over all trajectories with a gold patch is reported too (``evidence.gold_set``).
   ``ECR@τ`` uses exact retention and exact rational ``τ`` (:func:`lam_ref.metrics.ecr_at`).
+* over the trajectories with LoCoMo QA items: ``qa_evidence``, the evidence turns their questions
+  name that the residual still holds verbatim (:func:`lam_ref.evidence.qa_evidence_retention`,
+  pooled; ``lam-ref compact`` reports the same per trajectory and in its TOTAL).
 
 Recall@k queries (App. F.2) are the trajectory's own action/assistant texts; a trajectory with
 none but with LoCoMo QA items (``meta["qa"]``) uses the QA questions instead. For QA items the
@@ -55,7 +58,7 @@ from ..tables import pct, plural, table
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.reuse import EncodingCache
-from ._compact_report import parse_layers
+from ._compact_report import evidence_cell, parse_layers
 from ._dask import (
     add_cluster_options,
     backend_setting,
@@ -147,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     progress = RunProgress(len(plan.files), enabled=not args.no_progress, desc="sweep")
     reuse = EncodingCache(enabled=not args.no_reuse)  # one per run (SPEC §4.4)
     for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress,
-                                     evidence_warnings=plan.recall_k > 0):
+                                     evidence_warnings=True):  # qa_evidence (and the hit rate) use them
         c = measure_trajectory(item, encoder, plan, args.batch_size, plan.gold, reuse, progress.encoding)
         progress.note(windows=c["windows"], trajectories=1)
         if saver is not None and c["orig"] is not None:
@@ -252,9 +255,12 @@ def _run_dask(args: argparse.Namespace, plan: SweepPlan) -> int:
 
 def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[list[str], list[list[Any]]]:
     hits = any(r["evidence_hit"] for r in rows_json)
+    qa = any(r.get("qa_evidence") for r in rows_json)
     header = ["t", "δ", "mean δ̂/δ", "keep", f"R@{k}", "removed (net)", "median d", "p99 d"]
     if hits:
         header += [f"hit@{k} full", f"hit@{k} subst"]
+    if qa:
+        header += ["QA evidence"]
     if with_gold:
         header += ["removed (ev. set)", "evidence", "lost", "intact", "relaxed", "relaxed lost"]
     rows = []
@@ -271,6 +277,8 @@ def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[li
         if hits:
             h = r["evidence_hit"]
             cells += ["—", "—"] if h is None else [f"{h['full']:.4f}", f"{h['substituted']:.4f}"]
+        if qa:
+            cells.append(evidence_cell(r["qa_evidence"]))
         if with_gold:
             ev = r["evidence"]
             none = ev["micro"] is None

@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import codec as _codec
 from .. import digest as _digest
+from .. import evidence as _evidence
 from .. import metrics as _metrics
 from ..geometry import LamValueError, delta_from_t, validate_threshold
 from ..online import OnlineSession
@@ -473,8 +474,16 @@ class CompactionResult(MapView):
             "timings_s": dict(self.timings),
             "warnings": list(self.trajectory.warnings),
             "l2": None if self.l2 is None else self.l2.to_json(),
+            "qa_evidence": _qa_evidence_json(self),
         }
         return out
+
+
+def _qa_evidence_json(res: CompactionResult) -> dict[str, Any] | None:
+    """The LoCoMo QA evidence turns the residual keeps (:func:`lam_ref.evidence.qa_evidence_retention`,
+    SPEC §12), with their ``retention`` (``None`` when none is witnessed); ``None`` without QA items."""
+    r = _evidence.qa_evidence_retention(res.trajectory, res.observation_residuals())
+    return None if r is None else {**r.to_json(), "retention": float(r.retention) if r.witnessed else None}
 
 
 def compact_trajectory(
@@ -719,6 +728,13 @@ def compact_paths(
             yield compact_trajectory(item, encoder, config, progress=progress)
 
 
+def _qa_evidence_total(per: Sequence[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """QA evidence pooled over the trajectories that carry it (:func:`lam_ref.evidence.pool_evidence`,
+    the rule ``lam-ref sweep``'s ``rows[].qa_evidence`` uses); ``None`` when none does."""
+    got = [q for q in per if q is not None]
+    return _evidence.retention_json(_evidence.pool_evidence((q["witnessed"], q["kept"]) for q in got)) if got else None
+
+
 def summarize(results: Sequence[dict[str, Any]], config: CompactionConfig) -> dict[str, Any]:
     """Totals over per-trajectory reports (``CompactionResult.to_json()`` dicts): token-weighted
     removal (sums of whole-text counts, :func:`lam_ref.metrics.corpus_removal`), max δ̂, and
@@ -780,6 +796,7 @@ def summarize(results: Sequence[dict[str, Any]], config: CompactionConfig) -> di
         "l1_stubs": sum(r["l1_stubs"] for r in results),
         "l0_stubs": sum(r["l0_stubs"] for r in results),
         "l2": _l2_total([r.get("l2") for r in results]),
+        "qa_evidence": _qa_evidence_total([r.get("qa_evidence") for r in results]),
     }
 
 
