@@ -30,6 +30,7 @@ sequence of chunks. Over a corpus the sequence is the manifest of :mod:`lam_ref.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 import tracemalloc
@@ -403,7 +404,8 @@ def corpus_greedy(
         settings: band settings (banded mode; default ``r = 4, rel = 0.2``).
         split: banded mode: a bucket with more rows is verified as tasks of this many rows each.
         parts: banded mode: shuffle partitions (default: one per 4 tiles, at least 1).
-        work_dir: folder for the banded shuffle files (default: a temporary folder).
+        work_dir: folder for the banded shuffle files (its ``bands/``, emptied first: files an
+            earlier run left there are never read; default: a temporary folder).
         progress: callable ``(futures, desc) -> iterable of (future, result)`` (default: as completed).
 
     Returns:
@@ -449,6 +451,7 @@ def corpus_greedy(
             tmp = tempfile.TemporaryDirectory(prefix="lam-ref-bands-")
             work_dir = tmp.name
         work = str(Path(work_dir) / "bands")
+        shutil.rmtree(work, ignore_errors=True)  # an earlier run's keys and shuffle files are never read
         try:
             maps = [client.submit(band_map, shards, ids, a, settings, parts, work, pure=False) for a, ids in enumerate(tiles)]
             for _ in wait(maps, "band keys"):
