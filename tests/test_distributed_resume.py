@@ -61,10 +61,12 @@ def _found(report: dict) -> dict:
 
 def test_corpus_resume_recomputes_edited_run_folder_files_and_equals_a_fresh_run(tmp_path, capsys):
     """A corpus-scope run stopped after its work, one file's outputs removed (the part a killed run
-    had not finished), then one shard, the corpus map and one staged residual edited: the resumed
-    run recomputes the shard and the staged files (naming each), never places the edited residual,
-    and its report and residual files equal a fresh run's. Before, the edited staged residual was
-    copied into ``--residual-dir`` (and bound to a new audit store) with exit 0."""
+    had not finished), then one shard, the corpus map and one staged residual edited and a stale
+    banded shuffle file left: the resumed run recomputes the shard and the staged files (naming
+    each), never reads the stale file, never places the edited residual, and its report and
+    residual files equal a fresh run's. Before, the edited staged residual was copied into
+    ``--residual-dir`` (and bound to a new audit store) with exit 0, and the stale shuffle file was
+    read by the banded greedy."""
     d = _corpus(tmp_path, 3)
     run, ra, rb, fresh = tmp_path / "run", tmp_path / "ra", tmp_path / "rb", tmp_path / "fresh"
     base = ["compact", str(d), "--encoder", "hash", "--scope", "corpus", "--workers", "1", "--no-progress", "--mkdir"]
@@ -76,6 +78,8 @@ def test_corpus_resume_recomputes_edited_run_folder_files_and_equals_a_fresh_run
     _flip(shard)
     _flip(run / "map" / "pi.npy", -1)
     staged = _edit_staged_residual(run / "stage" / "0000001")
+    stale = np.array([(0, 7, 10**6), (0, 7, 10**6 + 1)], dtype=[("band", "<i4"), ("key", "<u8"), ("row", "<i8")])
+    np.save(run / "bands" / "shuffle" / "part-00000" / "tile-099999.npy", stale)  # a banded shuffle file left over
     rc, out, err = _run(capsys, *base, "--resume", str(run), "--residual-dir", str(rb), "--json", str(tmp_path / "b.json"))
     assert rc == 0, f"the resumed run recomputes what it cannot trust: rc={rc} {err}"
     assert "recomputing" in err and shard.name in err and "corrupt" in err, f"the edited shard is named: {err}"
