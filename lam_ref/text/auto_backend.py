@@ -8,8 +8,8 @@ fastest measured first, docs/performance.md; then torch, the reference) and take
 1. is installed (its packages importable; a missing one is skipped silently: a light install has
    only torch),
 2. loads (its export can be made), and
-3. passes the start-up **self-check** (:func:`self_check`): it encodes the 16 fixed windows of
-   ``selfcheck_windows.json`` (the determinism probe's windows of the shipped demo trajectory) and
+3. passes the start-up **self-check** (:func:`self_check`): it encodes the 24 fixed windows of
+   ``selfcheck_windows.json`` (the determinism probe's default windows of the shipped demo trajectory) and
    the exhaustive greedy rule on them gives, at t = 0.99 and 0.95, the deletion and map digests
    torch gave in the committed determinism report (``determinism/reports/cpu-demo-minilm-f32.json``).
 
