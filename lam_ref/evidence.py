@@ -14,6 +14,9 @@ One subsystem in one place:
 * the evidence lines of a patch (:func:`evidence_lines`), exact and relaxed survival
   (:func:`evidence_retention`, :func:`relaxed_match`), and the pooled micro and macro retention
   (:func:`summarize_evidence`, from counts :func:`pool_evidence`; as a report :func:`retention_json`);
+  one trajectory's gold evidence (:func:`gold_evidence`, exact and relaxed) and the report of one
+  result and of a pool of them (:func:`result_json`, :func:`pooled_json`), what ``lam-ref compact``
+  reports and ``lam-ref sweep`` pools;
 * LoCoMo's QA evidence (App. F.2): the dialogue turns its questions name, kept or lost in a
   residual by the same exact test (:func:`qa_evidence_texts`, :func:`qa_evidence_retention`); what
   ``lam-ref compact`` and ``lam-ref sweep`` both report.
@@ -47,12 +50,15 @@ __all__ = [
     "evidence_lines",
     "evidence_retention",
     "gold_digest",
+    "gold_evidence",
     "gold_key",
     "load_gold",
     "pool_evidence",
+    "pooled_json",
     "qa_evidence_retention",
     "qa_evidence_texts",
     "relaxed_match",
+    "result_json",
     "retention_json",
     "summarize_evidence",
 ]
@@ -422,6 +428,28 @@ def retention_json(summary: EvidenceSummary) -> dict[str, Any]:
     if not summary.witnessed:
         out.update(micro=None, macro_intact=None)
     return out
+
+
+def result_json(r: EvidenceResult) -> dict[str, Any]:
+    """One trajectory's result as a report: :meth:`EvidenceResult.to_json` and its ``retention``
+    (``None`` when nothing is witnessed)."""
+    return {**r.to_json(), "retention": float(r.retention) if r.witnessed else None}
+
+
+def pooled_json(per: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Pool per-trajectory reports (:func:`result_json`; ``None``: the trajectory carries no such
+    evidence) into :func:`retention_json`, by :func:`pool_evidence`; ``None`` when none carries it."""
+    got = [q for q in per if q is not None]
+    return retention_json(pool_evidence((q["witnessed"], q["kept"]) for q in got)) if got else None
+
+
+def gold_evidence(traj: Any, residual: Sequence[str], lines: Sequence[str]) -> tuple[EvidenceResult, EvidenceResult]:
+    """Exact and relaxed survival (App. F.3, F.4) of a trajectory's gold evidence ``lines``
+    (:func:`evidence_lines` of its patch) in its residual observation texts, witnessed in its
+    original observations."""
+    originals = [traj.records[i].text for i in traj.observation_indices]
+    return (evidence_retention(lines, originals, residual),
+            evidence_retention(lines, originals, residual, relaxed=True))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -167,10 +167,7 @@ def measure_trajectory(item: Trajectory, encoder: Any, plan: SweepPlan, batch_si
                 full, sub = M.evidence_hits_at_k(enc.embeddings, qa_emb, res.pi, k, targets)
                 row["hit"] = [sum(1 for t in targets if t), int(full.sum()), int(sub.sum())]
         if lines is not None:
-            originals = [item.records[i].text for i in item.observation_indices]
-            residuals = res.observation_residuals()
-            row["exact"] = E.evidence_retention(lines, originals, residuals)
-            row["relaxed"] = E.evidence_retention(lines, originals, residuals, relaxed=True)
+            row["exact"], row["relaxed"] = E.gold_evidence(item, res.observation_residuals(), lines)
             if first and row["exact"].witnessed:  # witnessing depends on the originals only
                 out["witnessed"] = True
         out["rows"].append(row)

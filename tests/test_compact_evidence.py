@@ -3,9 +3,10 @@
 A LoCoMo trajectory carries evidence: the dialogue turns its QA items name. ``compact`` reports,
 per trajectory and in its TOTAL, how many of those turns the residual still holds verbatim
 (``qa_evidence``), by the rule ``sweep`` uses (:func:`lam_ref.evidence.qa_evidence_retention`).
-The expected figures below are computed here from the written residual file and the test's own
-input, never from the report; the evidence turns are built so that some are stubbed by L1 (a
-near-duplicate of an earlier turn) and others kept."""
+With ``--gold`` it reports the gold patches' evidence lines the same way (``evidence``,
+:func:`lam_ref.evidence.gold_evidence`). The expected figures below are computed here from the
+written residual files and the test's own input, never from the report; the evidence is built so
+that some of it is stubbed by L1 (a near-duplicate of an earlier window) and some kept."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def test_compact_reports_the_qa_evidence_turns_its_residual_keeps(tmp_path, caps
     assert total["macro_intact"] == float(Fraction(sum(w == k for w, k in expected), len(expected))), (
         f"TOTAL macro_intact {total['macro_intact']} for per-conversation {expected}")
     header = out.splitlines()[0].split()
-    assert "evidence" in header, f"the table has an evidence column: {header}"
+    assert "QA" in header and "evidence" in header, f"the table has a QA evidence column: {header}"
     total_line = next(x for x in out.splitlines() if x.startswith("TOTAL"))
     assert f"{k_all}/{w_all} ({100 * k_all / w_all:.2f}%)" in total_line, f"TOTAL row shows {k_all}/{w_all}: {total_line!r}"
 
@@ -144,3 +145,93 @@ def test_pool_evidence_refuses_impossible_counts(counts):
     """Bad input: kept outside ``[0, witnessed]`` is one error naming the argument."""
     with pytest.raises(LamValueError, match=r"counts\[0\]"):
         pool_evidence(counts)
+
+
+BASE = ("def compute_total(items):\n    return sum(item.price for item in items)\n\n\n"
+        "def main():\n    print(compute_total(load_basket('basket.json')))\n")
+NEAR = BASE.replace("item.price", "item.cost")  # one line differs: L1 stubs it, its line is gone
+TRACE = ("Traceback (most recent call last):\n  File \"shop.py\", line 9, in main\n"
+         "KeyError: 'price' was not found in the basket record")
+#: SWE-agent trajectories (observations per step) and the gold patches of ``--gold``: the line
+#: ``raise ValueError`` is in no observation (not witnessed), ``zzz`` matches no trajectory.
+SWE_RUNS = {"a": [BASE, TRACE, NEAR], "b": [TRACE, BASE, BASE]}
+PATCH = ("--- a/shop.py\n+++ b/shop.py\n@@ -1,2 +1,3 @@\n def compute_total(items):\n-    x\n"
+         "+    return sum(item.cost for item in items)\n+    return sum(item.price for item in items)\n")
+GOLD = {"a": PATCH + "+    raise ValueError('empty basket')\n", "b": PATCH, "zzz": PATCH}
+
+
+def _swe_runs(tmp_path: Path) -> tuple[Path, Path]:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name, obs in SWE_RUNS.items():
+        steps = [{"action": f"step {i}", "observation": o, "thought": "t"} for i, o in enumerate(obs)]
+        (runs / f"{name}.traj").write_text(json.dumps({"trajectory": steps}), encoding="utf-8")
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(GOLD), encoding="utf-8")
+    return runs, gold
+
+
+def test_compact_gold_evidence_is_the_residuals_and_sweeps(tmp_path, capsys):
+    """App. F.3 with ``--gold``: each trajectory's ``evidence`` (witnessed, kept, retention) equals
+    the added patch lines of >= 12 characters found in its original observations and still found
+    in its written residual; TOTAL (exact and relaxed) equals sweep's ``rows[].evidence`` at the
+    same threshold; a gold id matching no trajectory is listed."""
+    runs, gold = _swe_runs(tmp_path)
+    rep = tmp_path / "c.json"
+    assert main(["compact", str(runs), *RUN, "-t", THRESHOLD, "--gold", str(gold), "--json", str(rep),
+                 "--residual-dir", str(tmp_path / "res"), "--mkdir"]) == 0, f"compact ran: {capsys.readouterr().err}"
+    out = capsys.readouterr().out
+    report = json.loads(rep.read_text(encoding="utf-8"))
+    expected = {}
+    for name, obs in SWE_RUNS.items():
+        lines = [ln[1:].strip() for ln in GOLD[name].splitlines()
+                 if ln.startswith("+") and not ln.startswith("+++") and len(ln[1:].strip()) >= 12]
+        witnessed = [ln for ln in dict.fromkeys(lines) if any(ln in o for o in obs)]
+        (path,) = (tmp_path / "res").glob(f"{name}.residual.jsonl")
+        residual = [r["text"] for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+                    if r["role"] == "observation"]
+        expected[name] = (len(witnessed), sum(any(ln in r for r in residual) for ln in witnessed))
+    assert sum(w - k for w, k in expected.values()) >= 1 and sum(k for _, k in expected.values()) >= 2, (
+        f"precondition: some witnessed lines lost and some kept: {expected}")
+    for traj in report["trajectories"]:
+        ev, (w, k) = traj["evidence"], expected[traj["id"]]
+        assert (ev["gold_key"], ev["witnessed"], ev["kept"]) == (traj["id"], w, k), f"{traj['id']}: {ev} != {k}/{w}"
+        assert ev["retention"] == float(Fraction(k, w)), f"{traj['id']}: retention {ev['retention']} != {k}/{w}"
+    total = report["total"]["evidence"]
+    w_all, k_all = sum(w for w, _ in expected.values()), sum(k for _, k in expected.values())
+    assert (total["witnessed"], total["kept"], total["micro"]) == (w_all, k_all, float(Fraction(k_all, w_all))), (
+        f"TOTAL {total} != {k_all}/{w_all}")
+    assert report["gold_unmatched"] == ["zzz"], f"the unmatched gold id is listed: {report['gold_unmatched']}"
+    header = out.splitlines()[0].split()
+    assert "evidence" in header and "QA" not in header, f"a gold evidence column, no QA column: {header}"
+    sj = tmp_path / "sweep.json"
+    assert main(["sweep", str(runs), "--encoder", "hash", "--no-progress", "-t", THRESHOLD, "--gold", str(gold),
+                 "--json", str(sj)]) == 0, f"sweep ran: {capsys.readouterr().err}"
+    (row,) = json.loads(sj.read_text(encoding="utf-8"))["rows"]
+    keys = ("witnessed", "kept", "lost", "micro", "macro_intact", "trajectories", "trajectories_with_evidence")
+    assert {k: row["evidence"][k] for k in keys} == {k: total[k] for k in keys}, (
+        f"sweep t={THRESHOLD}: {row['evidence']} != compact TOTAL {total}")
+    assert row["evidence"]["relaxed"] == total["relaxed"], f"relaxed: {row['evidence']['relaxed']} != {total['relaxed']}"
+
+
+def test_compact_gold_is_serial_only(tmp_path, capsys):
+    """Bad input: ``--gold`` with the Dask options is one line naming the option (exit 2), before
+    any cluster or encoder starts."""
+    runs, gold = _swe_runs(tmp_path)
+    assert main(["compact", str(runs), *RUN, "--gold", str(gold), "--workers", "1"]) == 2, "refused"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--gold" in err[0] and "serially" in err[0], f"one line naming --gold: {err}"
+
+
+@pytest.mark.parametrize("argv", [["compact", "runs/"], ["sweep", "runs/"], ["compare", "runs/"]])
+def test_gold_is_one_option_of_every_command_that_measures_evidence(argv):
+    """Issue 35 §4: ``--gold`` is declared once (commands/_options.add_gold) and parsed alike by
+    compact, sweep and compare: the same attribute, value and metavar."""
+    from lam_ref.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args([*argv, "--gold", "g.json"])
+    assert args.gold == "g.json", f"{argv[0]}: --gold parsed as {args.gold!r}"
+    sub = next(a for a in parser._actions if a.dest == "command" or getattr(a, "choices", None))
+    gold = next(a for a in sub.choices[argv[0]]._actions if "--gold" in a.option_strings)
+    assert gold.metavar == "PATCHES", f"{argv[0]}: --gold metavar {gold.metavar!r}"

@@ -31,9 +31,12 @@ TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of 
   δ̂           largest merge distance (0 if nothing merged); always <= δ = sqrt(2 - 2t)
   trunc       windows longer than the encoder's input limit / all windows (tokens it did not see)
   L2          storage ratio of the retained embeddings under the L2 codec (--l2-rel-eb)
-  evidence    only when a trajectory carries LoCoMo QA evidence: the evidence turns its questions
-              name that the residual still holds verbatim, kept/witnessed (TOTAL: pooled, the
-              qa_evidence of lam-ref sweep at the same threshold); "—" for one without QA items
+  evidence    only with --gold: the gold patch's witnessed evidence lines (App. F.3) the residual
+              holds verbatim, kept/witnessed (TOTAL: pooled micro retention, sweep's evidence at
+              the same threshold); "—" for a trajectory without a gold patch
+  QA evidence only when a trajectory carries LoCoMo QA evidence: the dialogue turns its questions
+              name that the residual still holds verbatim, kept/witnessed (TOTAL: pooled, sweep's
+              qa_evidence at the same threshold); "—" for a trajectory without QA items
   deletion    digest of the deleted window ids (first 16 hex of SHA-256; docs: spec §10)
 exit status: 0 ok, 1 some inputs failed or --check failed, 2 usage error or unusable input"""
 
@@ -52,13 +55,23 @@ def parse_layers(text: str) -> tuple[str, ...]:
     return parts
 
 
-def table_header(evidence: bool = False) -> list[str]:
-    """The compact table's columns; ``evidence``: with the QA evidence column before ``deletion``."""
-    return TABLE_HEADER[:-1] + ["evidence", TABLE_HEADER[-1]] if evidence else list(TABLE_HEADER)
+#: The evidence columns, ``(header, report key)``, each shown only when TOTAL carries that key.
+EVIDENCE_COLUMNS = (("evidence", "evidence"), ("QA evidence", "qa_evidence"))
+
+
+def evidence_keys(total: dict[str, Any]) -> list[str]:
+    """The report keys of the evidence columns a run shows: those its TOTAL carries."""
+    return [key for _, key in EVIDENCE_COLUMNS if total.get(key) is not None]
+
+
+def table_header(evidence: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The compact table's columns, with the ``evidence`` keys' columns before ``deletion``."""
+    cols = [head for head, key in EVIDENCE_COLUMNS if key in evidence]
+    return TABLE_HEADER[:-1] + cols + [TABLE_HEADER[-1]]
 
 
 def evidence_cell(q: dict[str, Any] | None) -> str:
-    """The evidence column of one row: ``kept/witnessed (pct)`` of a report's ``qa_evidence``
+    """An evidence cell: ``kept/witnessed (pct)`` of a report's ``evidence`` or ``qa_evidence``
     (per trajectory its ``retention``, for TOTAL the pooled ``micro``); "—" without."""
     if q is None:
         return "—"
@@ -66,12 +79,13 @@ def evidence_cell(q: dict[str, Any] | None) -> str:
     return f"{q['kept']}/{q['witnessed']} ({pct(share)})"
 
 
-def table_row(s: dict[str, Any], label: str | None = None, width: int = 44, evidence: bool = False) -> list[Any]:
+def table_row(s: dict[str, Any], label: str | None = None, width: int = 44,
+              evidence: list[str] | tuple[str, ...] = ()) -> list[Any]:
     """One row of the compact table from a per-trajectory (or total) report dict (``evidence``:
-    with the QA evidence cell, :func:`table_header`)."""
+    the report keys of its evidence cells, :func:`table_header`)."""
     tid = label if label is not None else short_id(str(s["id"]), width)
     l2 = s.get("l2")
-    ev = [evidence_cell(s.get("qa_evidence"))] if evidence else []
+    ev = [evidence_cell(s.get(key)) for _, key in EVIDENCE_COLUMNS if key in evidence]
     return [
         tid,
         s["observation_records"],
@@ -103,7 +117,7 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     TOTAL row, and one line with the settings, the removal and the map digest. ``encoder`` is
     the encoder's ``describe()`` record."""
     labels = display_ids([printable(s["id"]) for s in summaries])  # D17: no control bytes or surrogates
-    ev = total.get("qa_evidence") is not None  # the column only where some trajectory carries QA evidence
+    ev = evidence_keys(total)  # an evidence column only where some trajectory carries that evidence
     rows = [table_row(s, label, evidence=ev) for s, label in zip(summaries, labels)] + [table_row(total, evidence=ev)]
     print(table(rows, table_header(ev)), file=out)
     print(

@@ -244,6 +244,14 @@ def add_mkdir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mkdir", action="store_true", help="create missing output folders (default: a missing folder is an error)")
 
 
+def add_gold(p: argparse.ArgumentParser) -> None:
+    """``--gold PATCHES``: gold patches, whose added lines are the evidence (App. F.3; the formats
+    of :func:`lam_ref.evidence.load_gold`)."""
+    reads(p.add_argument("--gold", metavar="PATCHES",
+                         help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory"),
+          "file-or-folder")
+
+
 def add_save_embeddings(p: argparse.ArgumentParser) -> None:
     """``--save-embeddings OUT.npy``: the encoded windows of every trajectory, in corpus order."""
     from ._embeddings import embeddings_ids_path

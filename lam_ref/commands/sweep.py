@@ -70,6 +70,7 @@ from ._dask import (
 from ._embeddings import EmbeddingSaver
 from ._lines import backend_note, reuse_line
 from ._options import (
+    add_gold,
     add_json,
     add_mkdir,
     add_save_embeddings,
@@ -95,9 +96,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--thresholds", "-t", type=float, nargs="+", default=[0.99, 0.98, 0.96, 0.95, 0.90],
                    help="cosine thresholds in [-1, 1] (default: Table 3's 0.99 0.98 0.96 0.95 0.90)")
     p.add_argument("--layers", default="l1,l0", help="layer order (default l1,l0)")
-    reads(p.add_argument("--gold", metavar="PATH",
-                         help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory"),
-          "file-or-folder")
+    add_gold(p)
     p.add_argument("--taus", type=str, nargs="+", default=["1.0", "0.999", "0.99", "0.95"],
                    help="retention floors τ in [0, 1] for ECR@τ, exact (0.999 or 999/1000; default 1.0 0.999 0.99 0.95)")
     p.add_argument("--recall-k", type=int, default=10,
