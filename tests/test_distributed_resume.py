@@ -1,9 +1,10 @@
 """Issue 39 §4: a resumed Dask run never trusts a run-folder file it did not check. Every file a
 resumed run reads back from its run folder is bound to a checksum recorded when it was written: the
 per-file records (SHA-256, ``tests/test_faults_runs.py``), the embedding shards and the staged
-residual and audit files (XXH3-128, recorded in the records), the corpus map (written again by
-every run, checked where the residual tasks read it). An edited shard or staged file is computed
-again, so the resumed report and residual files equal a fresh run's (docs/reliability.md).
+residual and audit files (XXH3-128, recorded in the records), the corpus map and the banded
+greedy's files (written again by every run, checked where they are read). An edited shard or staged
+file is computed again, so the resumed report and residual files equal a fresh run's
+(docs/reliability.md).
 
 In-process clusters (``LAM_REF_DASK_PROCESSES=0``) and the hash encoder keep these runs short."""
 
@@ -122,3 +123,28 @@ def test_a_map_file_or_staged_file_not_the_one_written_is_named(tmp_path):
     problem = staged_problem(str(tmp_path), 0, {"staged": [0]})
     assert problem is not None and "0.residual.jsonl" in problem and "no recorded checksum" in problem, problem
     assert staged_problem(str(tmp_path), 0, {"staged": []}) is None, "nothing staged, nothing to check"
+
+
+def test_a_band_file_changed_during_the_banded_greedy_is_named(tmp_path):
+    """The banded greedy's shuffle files are checked where they are read, against the XXH3-128 the
+    task that wrote them returned: one changed between the two steps raises one line naming it
+    (before, it was read as it was)."""
+    import distributed
+    from distributed import as_completed
+
+    from lam_ref.distributed import corpus_greedy, write_shards
+
+    rng = np.random.default_rng(3)
+    e = rng.normal(size=(60, 8))
+    e = (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
+    shards = write_shards(e, tmp_path / "shards", 30)
+
+    def progress(futs, desc):
+        yield from as_completed(futs, with_results=True)
+        if desc == "band keys":  # between the map and the reduce tasks
+            _flip(sorted((tmp_path / "work" / "bands" / "shuffle").rglob("tile-*.npy"))[0])
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as c, \
+            distributed.Client(c) as cl:
+        with pytest.raises(ShardError, match=r"band file '.*shuffle.*tile-000000\.npy' is corrupt: checksum"):
+            corpus_greedy(cl, shards, 0.9, mode="banded", tile=20, work_dir=tmp_path / "work", progress=progress)
