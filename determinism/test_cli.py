@@ -103,6 +103,52 @@ def test_compare_refuses_different_inputs(hash_report, tmp_path, capsys):
         "each input compared on its own agrees"
 
 
+def test_report_records_its_windows(hash_report, tmp_path):
+    """Issue 35 §2: every report says how its windows were cut (``input.window`` and
+    ``input.window_fit``); the library probe's default is ``compact``'s (``encoder``), as the command's."""
+    doc = json.loads(hash_report.read_text())
+    assert (doc["schema_version"], doc["input"]["window"], doc["input"]["window_fit"]) == (3, 512, "encoder"), doc["input"]
+    lib = probe([str(DEMO)], encoder="hash", batch_sizes=[64], thresholds=[0.9], layers=["l1"])
+    assert lib["input"]["window_fit"] == "encoder", f"the library probe's default windows: {lib['input']}"
+    fixed = probe([str(DEMO)], encoder="hash", batch_sizes=[64], thresholds=[0.9], layers=["l1"], fit_window=False)
+    assert fixed["input"]["window_fit"] == "none", f"fit_window=False cuts fixed windows: {fixed['input']}"
+
+
+def test_compare_refuses_reports_cut_on_different_windows(hash_report, tmp_path, capsys):
+    """Issue 35 §2: a fixed-window report and an encoder-fitted one are refused in one line naming
+    both windows (exit 2), never compared digest by digest (their digests would differ on any
+    machine, which is not non-determinism); --allow-different-inputs compares each on its own and
+    names each group's windows."""
+    fixed = tmp_path / "fixed.json"
+    assert main(["determinism", "probe", str(DEMO), "--encoder", "hash", "--batch-sizes", "8,64", "--thresholds",
+                 "0.9,0.5", "--window-fit", "none", "--json", str(fixed), "--no-progress"]) == 0, "fixed-window probe"
+    capsys.readouterr()
+    assert main(["determinism", "compare", str(hash_report), str(fixed)]) == 2, "different windows: exit 2"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "different windows" in err[0] and "fixed.json" in err[0], err
+    assert "encoder-fitted <= 512" in err[0] and "fixed 512" in err[0], f"both windows named: {err}"
+    assert main(["determinism", "compare", str(hash_report), str(fixed), "--allow-different-inputs"]) == 0, \
+        "each window mode compared on its own agrees"
+    out = capsys.readouterr().out
+    assert "windows encoder-fitted <= 512 t=" in out and "windows fixed 512 t=" in out, out
+
+
+def test_reports_before_version_3_are_read_as_fixed_windows(hash_report, tmp_path):
+    """A version-2 report (written before ``input.window_fit``, when the probe cut only fixed
+    windows) loads with ``window_fit`` ``none``; a version-3 report without the key is refused."""
+    from lam_ref.determinism import LEGACY_WINDOW_FIT, identity, window_label
+
+    doc = json.loads(hash_report.read_text())
+    doc["schema_version"] = 2
+    doc["input"].pop("window_fit")
+    old = tmp_path / "v2.json"
+    old.write_text(json.dumps(doc))
+    got = load_report(old)
+    assert LEGACY_WINDOW_FIT == "none" and got["input"]["window_fit"] == "none", got["input"]
+    assert window_label(got) == "fixed 512" and identity(got)[-1] == "none", (window_label(got), identity(got))
+    assert "window_fit" not in json.loads(old.read_text())["input"], "the file itself is left as written"
+
+
 @pytest.mark.parametrize(
     "mutate, fragment",
     [
@@ -114,7 +160,9 @@ def test_compare_refuses_different_inputs(hash_report, tmp_path, capsys):
         (lambda d: d["settings"].__setitem__("dtype", "int4"), "settings.dtype: 'int4' is not one of"),
         (lambda d: d["settings"].__setitem__("device", "tpu"), "settings.device: 'tpu' is not one of"),
         (lambda d: d.__setitem__("schema", "lam_ref.compact/1"), "not a lam_ref determinism report"),
-        (lambda d: d.__setitem__("schema_version", 7), "schema_version: 7 is not one of 1, 2"),
+        (lambda d: d.__setitem__("schema_version", 7), "schema_version: 7 is not one of 1, 2, 3"),
+        (lambda d: d["input"].pop("window_fit"), "input: missing key 'window_fit'"),
+        (lambda d: d["input"].__setitem__("window_fit", "tokens"), "input.window_fit: 'tokens' is not one of"),
         (lambda d: d["target"].pop("kernels"), "target: missing key 'kernels'"),
         (lambda d: d["encoder"].__setitem__("folder", "/home/someone/model"), "encoder.folder: '/home/someone/model' is refused"),
         (lambda d: d["runs"][0]["at_risk"].append(10**6), "at_risk holds an id outside"),

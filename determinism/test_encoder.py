@@ -27,8 +27,8 @@ from lam_ref.determinism import (
     first_divergence,
     greedy_map,
     jitter,
-    load_corpus,
     load_report,
+    probe_corpus,
     risk_bound,
 )
 
@@ -100,19 +100,20 @@ def test_codec_bytes_identical_across_runs_and_processes(minilm_probe, tmp_path)
 @pytest.mark.data
 def test_fresh_process_one_thread_other_hashseed(minilm_probe, shared_dir, tmp_path):
     """``lam-ref determinism probe --threads 1`` in a fresh process with PYTHONHASHSEED=12345 gives
-    the digests of this process (2 threads) at the reference batch size; `compare` agrees. The
-    command's windows are fitted to the encoder by default (compact's); ``--window-fit none`` gives
-    the library probe's fixed windows, the ones this process encoded."""
+    the digests of this process (2 threads) at the reference batch size; `compare` agrees. Both
+    cut their default windows, compact's (fitted to the encoder, issue 35 §2), so both encode the
+    same windows."""
     report, _ = minilm_probe
     out = tmp_path / "t1.json"
     env = dict(os.environ, PYTHONHASHSEED="12345")
     cmd = [sys.executable, "-m", "lam_ref.cli", "determinism", "probe", str(shared_dir), "--threads", "1",
-           "--batch-sizes", "64", "--window-fit", "none", "--json", str(out), "--no-progress"]
+           "--batch-sizes", "64", "--json", str(out), "--no-progress"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False, cwd=ROOT)
     assert res.returncode == 0, res.stderr[-2000:]
     fresh = json.loads(out.read_text())
     assert fresh["settings"]["threads"] == 1 and fresh["target"]["pythonhashseed"] == "12345", "settings recorded"
-    assert fresh["input_sha256"] == report["input_sha256"], "same windows"
+    assert fresh["input_sha256"] == report["input_sha256"] and fresh["input"]["window_fit"] == "encoder", \
+        f"same windows: {fresh['input']} vs {report['input']}"
     mine = {(r["threshold"]): (r["deletion_digest"], r["map_digest"]) for r in report["runs"] if r["batch_size"] == 64}
     theirs = {(r["threshold"]): (r["deletion_digest"], r["map_digest"]) for r in fresh["runs"]}
     assert theirs == mine, f"1 thread / fresh process {theirs} vs 2 threads {mine}"
@@ -155,7 +156,8 @@ def test_bfloat16_first_divergence_is_at_risk(minilm_probe, shared_dir):
     from lam_ref.determinism.encoder import _ProbeEncoder
 
     report, embs = minilm_probe
-    corpus = load_corpus([str(shared_dir)])
+    corpus = probe_corpus([str(shared_dir)])  # the session probe's windows (its defaults: compact's)
+    assert corpus.input_sha256 == report["input_sha256"], "the windows the session probe encoded"
     groups = corpus.groups[:BF16_GROUPS]
     stop = groups[-1][1]
     e32 = embs[64][:stop]

@@ -13,7 +13,13 @@ One subsystem in one place:
   driver validated;
 * the evidence lines of a patch (:func:`evidence_lines`), exact and relaxed survival
   (:func:`evidence_retention`, :func:`relaxed_match`), and the pooled micro and macro retention
-  (:func:`summarize_evidence`).
+  (:func:`summarize_evidence`, from counts :func:`pool_evidence`; as a report :func:`retention_json`);
+  one trajectory's gold evidence (:func:`gold_evidence`, exact and relaxed) and the report of one
+  result and of a pool of them (:func:`result_json`, :func:`pooled_json`), what ``lam-ref compact``
+  reports and ``lam-ref sweep`` pools;
+* LoCoMo's QA evidence (App. F.2): the dialogue turns its questions name, kept or lost in a
+  residual by the same exact test (:func:`qa_evidence_texts`, :func:`qa_evidence_retention`); what
+  ``lam-ref compact`` and ``lam-ref sweep`` both report.
 
 ``ECR@τ`` (eq. 8), which combines retention with removal, is :func:`lam_ref.metrics.ecr_at`.
 Bad input raises :class:`~lam_ref.geometry.LamValueError` naming the argument and the value.
@@ -44,9 +50,16 @@ __all__ = [
     "evidence_lines",
     "evidence_retention",
     "gold_digest",
+    "gold_evidence",
     "gold_key",
     "load_gold",
+    "pool_evidence",
+    "pooled_json",
+    "qa_evidence_retention",
+    "qa_evidence_texts",
     "relaxed_match",
+    "result_json",
+    "retention_json",
     "summarize_evidence",
 ]
 
@@ -379,16 +392,91 @@ class EvidenceSummary:
         }
 
 
+def pool_evidence(counts: Iterable[tuple[int, int]]) -> EvidenceSummary:
+    """Pool per-trajectory ``(witnessed, kept)`` counts into micro and macro retention (Table 14):
+    the one pooling rule, for :class:`EvidenceResult` s (:func:`summarize_evidence`) and for their
+    JSON (a compact report's per-trajectory ``qa_evidence``)."""
+    n = with_ev = wit = kept = intact = 0
+    for i, (w, k) in enumerate(counts):
+        w, k = validate_int(w, f"counts[{i}].witnessed"), validate_int(k, f"counts[{i}].kept")
+        if not 0 <= k <= w:
+            raise LamValueError(f"counts[{i}] must have 0 <= kept <= witnessed, got kept={k}, witnessed={w}")
+        n += 1
+        wit += w
+        kept += k
+        if w:
+            with_ev += 1
+            intact += int(k == w)
+    return EvidenceSummary(n, with_ev, wit, kept, intact)
+
+
 def summarize_evidence(results: Iterable[EvidenceResult]) -> EvidenceSummary:
     """Pool per-trajectory :class:`EvidenceResult` s into micro and macro retention (Table 14)."""
-    n = with_ev = wit = kept = intact = 0
+    counts = []
     for i, r in enumerate(results):
         if not isinstance(r, EvidenceResult):
             raise LamValueError(f"results[{i}] must be an EvidenceResult, got {type(r).__name__}")
-        n += 1
-        wit += r.witnessed_count
-        kept += r.kept_count
-        if r.witnessed:
-            with_ev += 1
-            intact += int(r.intact)
-    return EvidenceSummary(n, with_ev, wit, kept, intact)
+        counts.append((r.witnessed_count, r.kept_count))
+    return pool_evidence(counts)
+
+
+def retention_json(summary: EvidenceSummary) -> dict[str, Any]:
+    """A pooled retention as a report: :meth:`EvidenceSummary.to_json`, with ``micro`` and
+    ``macro_intact`` ``None`` when nothing is witnessed (nothing to retain: no retention figure,
+    not a vacuous 100 %)."""
+    out = summary.to_json()
+    if not summary.witnessed:
+        out.update(micro=None, macro_intact=None)
+    return out
+
+
+def result_json(r: EvidenceResult) -> dict[str, Any]:
+    """One trajectory's result as a report: :meth:`EvidenceResult.to_json` and its ``retention``
+    (``None`` when nothing is witnessed)."""
+    return {**r.to_json(), "retention": float(r.retention) if r.witnessed else None}
+
+
+def pooled_json(per: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Pool per-trajectory reports (:func:`result_json`; ``None``: the trajectory carries no such
+    evidence) into :func:`retention_json`, by :func:`pool_evidence`; ``None`` when none carries it."""
+    got = [q for q in per if q is not None]
+    return retention_json(pool_evidence((q["witnessed"], q["kept"]) for q in got)) if got else None
+
+
+def gold_evidence(traj: Any, residual: Sequence[str], lines: Sequence[str]) -> tuple[EvidenceResult, EvidenceResult]:
+    """Exact and relaxed survival (App. F.3, F.4) of a trajectory's gold evidence ``lines``
+    (:func:`evidence_lines` of its patch) in its residual observation texts, witnessed in its
+    original observations."""
+    originals = [traj.records[i].text for i in traj.observation_indices]
+    return (evidence_retention(lines, originals, residual),
+            evidence_retention(lines, originals, residual, relaxed=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# LoCoMo's QA evidence (App. F.2)
+
+
+def qa_evidence_texts(traj: Any) -> list[str] | None:
+    """The texts of the dialogue turns a LoCoMo trajectory's QA items name as evidence (the loader's
+    ``meta["qa"][*]["evidence_records"]``, observation records), each distinct text once, in record
+    order; ``None`` when the trajectory has no QA item (it carries no QA evidence). A QA item whose
+    evidence ids were all dropped by the loader names no turn (an empty list is possible)."""
+    qa = traj.meta.get("qa") if isinstance(traj.meta, dict) else None
+    if not isinstance(qa, list) or not qa:
+        return None
+    idx = sorted({int(i) for item in qa if isinstance(item, dict) for i in (item.get("evidence_records") or [])})
+    texts = (traj.records[i].text for i in idx if 0 <= i < len(traj.records) and traj.records[i].role == "observation")
+    return list(dict.fromkeys(t for t in texts if t.strip()))
+
+
+def qa_evidence_retention(traj: Any, residual: Sequence[str]) -> EvidenceResult | None:
+    """Which QA evidence turns of a LoCoMo trajectory survive in its residual observation texts
+    (stubs in place, not expanded): :func:`evidence_retention` (exact) with each evidence turn's
+    whole text as one evidence line (:func:`qa_evidence_texts`), so a turn survives iff its text is
+    still readable verbatim in some residual observation; one stubbed window or L0-dropped line of
+    it loses it (SPEC §12: reachable only through stubs counts as lost). ``None`` without QA items."""
+    texts = qa_evidence_texts(traj)
+    if texts is None:
+        return None
+    originals = [traj.records[i].text for i in traj.observation_indices]
+    return evidence_retention(texts, originals, residual)

@@ -38,7 +38,8 @@ QUERY_ROLES = ("action", "assistant")
 #: What each trajectory set of the report covers (written into the JSON as ``sets``).
 SET_NOTES = {
     "all": "every loaded trajectory: rows[].trajectories, keep, recall_at_k, evidence_hit, removal_net, "
-           "removal_gross, merge_distances, delta_hat, mean_delta_hat_over_delta",
+           "removal_gross, merge_distances, delta_hat, mean_delta_hat_over_delta; rows[].qa_evidence over "
+           "those of them with LoCoMo QA items",
     "gold": "trajectories with a gold patch: rows[].evidence.gold_set; evidence line counts "
             "(a trajectory without a witnessed line adds none)",
     "evidence": "trajectories with >= 1 witnessed evidence line (Table 14): rows[].evidence "
@@ -107,6 +108,7 @@ class ThresholdAcc:
     hit_sub: int = 0
     exact: list[E.EvidenceResult] = field(default_factory=list)  # one per gold trajectory
     relaxed: list[E.EvidenceResult] = field(default_factory=list)
+    qa: list[E.EvidenceResult] = field(default_factory=list)  # one per trajectory with LoCoMo QA items
 
 
 def measure_trajectory(item: Trajectory, encoder: Any, plan: SweepPlan, batch_size: int,
@@ -152,6 +154,7 @@ def measure_trajectory(item: Trajectory, encoder: Any, plan: SweepPlan, batch_si
             else None,  # t = 1: δ = 0, no ratio
             "delta_hat": res.delta_hat, "dist": res.distances[ids], "wts": res.chunk_tokens[ids],
             "recall": None, "hit": None, "exact": None, "relaxed": None,
+            "qa": E.qa_evidence_retention(item, res.observation_residuals()),  # LoCoMo QA evidence turns kept
         }
         enc = cache.get("orig" if layers[0] == "l1" else "l0")
         if enc is not None and res.chunks:
@@ -164,10 +167,7 @@ def measure_trajectory(item: Trajectory, encoder: Any, plan: SweepPlan, batch_si
                 full, sub = M.evidence_hits_at_k(enc.embeddings, qa_emb, res.pi, k, targets)
                 row["hit"] = [sum(1 for t in targets if t), int(full.sum()), int(sub.sum())]
         if lines is not None:
-            originals = [item.records[i].text for i in item.observation_indices]
-            residuals = res.observation_residuals()
-            row["exact"] = E.evidence_retention(lines, originals, residuals)
-            row["relaxed"] = E.evidence_retention(lines, originals, residuals, relaxed=True)
+            row["exact"], row["relaxed"] = E.gold_evidence(item, res.observation_residuals(), lines)
             if first and row["exact"].witnessed:  # witnessing depends on the originals only
                 out["witnessed"] = True
         out["rows"].append(row)
@@ -198,6 +198,7 @@ def contribution_to_json(c: dict[str, Any]) -> dict[str, Any]:
         rows.append({**r, "dist": _array_json(r["dist"]), "wts": _array_json(r["wts"]),
                      "recall": None if r["recall"] is None else _array_json(r["recall"]),
                      "exact": _evidence_json(r["exact"]), "relaxed": _evidence_json(r["relaxed"]),
+                     "qa": _evidence_json(r.get("qa")),
                      "delta_hat": float(r["delta_hat"]), "ratio": None if r["ratio"] is None else float(r["ratio"]),
                      "tokens": [int(x) for x in r["tokens"]], "chunks": int(r["chunks"]), "kept": int(r["kept"])})
     return {k: v for k, v in c.items() if k != "orig"} | {"rows": rows, "windows": int(c["windows"])}
@@ -207,7 +208,8 @@ def contribution_from_json(obj: dict[str, Any]) -> dict[str, Any]:
     """The inverse of :func:`contribution_to_json`."""
     rows = [{**r, "dist": _array_from(r["dist"]), "wts": _array_from(r["wts"]),
              "recall": None if r["recall"] is None else _array_from(r["recall"]),
-             "exact": _evidence_from(r["exact"]), "relaxed": _evidence_from(r["relaxed"])} for r in obj["rows"]]
+             "exact": _evidence_from(r["exact"]), "relaxed": _evidence_from(r["relaxed"]),
+             "qa": _evidence_from(r.get("qa"))} for r in obj["rows"]]
     return {**obj, "rows": rows}
 
 
@@ -256,6 +258,8 @@ class Sweep:
             if r["exact"] is not None:
                 acc.exact.append(r["exact"])
                 acc.relaxed.append(r["relaxed"])
+            if r.get("qa") is not None:
+                acc.qa.append(r["qa"])
 
 
     def rows(self) -> list[dict[str, Any]]:
@@ -322,14 +326,15 @@ def sweep_row(acc: ThresholdAcc, k: int, with_gold: bool, gold_idx: list[int], e
         "removal_gross": rem.gross,
         "merge_distances": ms.to_json(),
         "trajectories": len(acc.tokens),
+        # LoCoMo QA evidence turns kept verbatim (lam_ref.evidence.qa_evidence_retention), pooled over the
+        # trajectories with QA items: what compact's TOTAL reports as qa_evidence
+        "qa_evidence": E.retention_json(E.summarize_evidence(acc.qa)) if acc.qa else None,
     }
     if with_gold:
         gold_rem = M.removal_of_counts([acc.tokens[i] for i in gold_idx])
         ev_rem = M.removal_of_counts([acc.tokens[i] for i in ev_idx])
-        exact, relaxed = E.summarize_evidence(acc.exact).to_json(), E.summarize_evidence(acc.relaxed).to_json()
-        if not exact["witnessed"]:  # nothing to retain: no retention figure (not a vacuous 100 %)
-            for d in (exact, relaxed):
-                d.update(micro=None, macro_intact=None)
+        exact, relaxed = (E.retention_json(E.summarize_evidence(acc.exact)),
+                          E.retention_json(E.summarize_evidence(acc.relaxed)))
         row["evidence"] = {
             **exact,
             "over": "evidence",

@@ -1,6 +1,6 @@
 """Seeded numpy generators for the foundation's unit tests (Hypothesis draws the seed and sizes),
 and the small trajectory files the command and text tests write (:func:`swe_agent_traj`,
-:func:`write_jsonl_trajectory`)."""
+:func:`write_jsonl_trajectory`, :func:`write_locomo`)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,24 @@ def write_jsonl_trajectory(path: Path, steps: Sequence[tuple[str, str]],
         lines.append(json.dumps({"role": "observation", "text": obs, "turn": turn}))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_locomo(path: Path, conversations: Sequence[tuple[Sequence[str], Sequence[Sequence[str]]]]) -> Path:
+    """Write a LoCoMo-like file (``locomo10.json``'s shape) to ``path``: one sample
+    ``conv-<n>`` per ``(turns, evidence)``; ``turns`` are the texts of one session's dialogue turns
+    (ids ``D1:1``, ``D1:2``, ..., speakers alternating Ann and Bo), ``evidence`` one list of
+    evidence ids per QA item. Returns ``path``."""
+    doc = []
+    for n, (turns, evidence) in enumerate(conversations, start=1):
+        session = [{"speaker": ("Ann", "Bo")[i % 2], "dia_id": f"D1:{i + 1}", "text": t} for i, t in enumerate(turns)]
+        doc.append({"sample_id": f"conv-{n}",
+                    "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1 pm",
+                                     "session_1": session},
+                    "qa": [{"question": f"question {q}?", "answer": "x", "evidence": list(ev), "category": 1}
+                           for q, ev in enumerate(evidence)]})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc), encoding="utf-8")
     return path
 
 

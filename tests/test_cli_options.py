@@ -157,7 +157,8 @@ HAVE_MINILM = (importlib.util.find_spec("sentence_transformers") is not None
 def test_probe_digest_on_default_options_equals_compacts_total_digest(tmp_path, capsys):
     """Issue 35 §2: ``determinism probe`` on its default options cuts the windows ``compact`` cuts
     (fitted to MiniLM's 256 word pieces), so its deletion and map digests at t = 0.95 equal
-    compact's TOTAL digests on a shipped trajectory. With ``--window-fit none`` the probe cuts the
+    compact's TOTAL digests on a shipped trajectory, and so do the library probe's defaults
+    (``lam_ref.determinism.probe``). With ``--window-fit none`` the probe cuts the
     paper's fixed windows (fewer, on this input) and its input differs: the check can fail."""
     comp = tmp_path / "compact.json"
     assert main(["compact", str(SHIPPED), "--json", str(comp), "--no-progress", "--no-l2"]) == 0, "compact ran"
@@ -173,6 +174,13 @@ def test_probe_digest_on_default_options_equals_compacts_total_digest(tmp_path, 
     assert (run["deletion_digest"], run["map_digest"]) == (total["deletion_digest"], total["map_digest"]), \
         f"probe digests {run['deletion_digest']}/{run['map_digest']} vs compact TOTAL " \
         f"{total['deletion_digest']}/{total['map_digest']}"
+    assert rep["input"]["window_fit"] == "encoder", f"the report records its windows: {rep['input']}"
+    from lam_ref.determinism import probe as library_probe
+
+    lib = library_probe([str(SHIPPED)], batch_sizes=[64], thresholds=[0.95], layers=["l1"])
+    assert (lib["input_sha256"], lib["runs"][0]["deletion_digest"], lib["runs"][0]["map_digest"]) == \
+        (rep["input_sha256"], run["deletion_digest"], run["map_digest"]), \
+        "the library probe's defaults cut the command's (and compact's) windows and give its digests"
     fixed = tmp_path / "fixed.json"
     assert main(base + ["--window-fit", "none", "--json", str(fixed)]) == 0, "the probe ran on fixed windows"
     chunks_fixed = json.loads(fixed.read_text(encoding="utf-8"))["input"]["chunks"]
@@ -278,13 +286,18 @@ def _locomo_with_bad_evidence(tmp_path: Path) -> Path:
 
 
 def test_evidence_warnings_come_from_the_commands_that_use_the_evidence(tmp_path, capsys):
-    """Issue 35 §4: LoCoMo's malformed evidence ids are warned about by ``sweep``, which uses them
-    (its QA evidence hit rate), one ``lam-ref sweep: warning:`` line each, and not by ``compact``,
-    which never reads them."""
+    """Issue 35 §4: LoCoMo's malformed evidence ids are warned about by the commands that use that
+    evidence, one ``lam-ref COMMAND: warning:`` line each: ``sweep`` (its QA evidence hit rate and
+    ``qa_evidence``) and ``compact``, exactly because it reports evidence retention on this input
+    (``qa_evidence``; an input without QA evidence gets neither: tests/test_compact_evidence.py)."""
     src = _locomo_with_bad_evidence(tmp_path)
-    assert main(["compact", str(src), "--encoder", "hash", "--no-progress", "--no-l2"]) == 0, "compact ran"
-    err = capsys.readouterr().err
-    assert "evidence" not in err, f"compact does not use the evidence and says nothing of it: {err!r}"
+    rep = tmp_path / "compact.json"
+    assert main(["compact", str(src), "--encoder", "hash", "--no-progress", "--no-l2", "--json", str(rep)]) == 0, (
+        "compact ran")
+    warned = [x for x in capsys.readouterr().err.splitlines() if x.startswith("lam-ref compact: warning: ")]
+    assert len(warned) == 2 and all(".evidence[" in x for x in warned), f"compact: one line per bad evidence id: {warned}"
+    assert json.loads(rep.read_text(encoding="utf-8"))["total"]["qa_evidence"] is not None, (
+        "compact warns because it reports the evidence")
     assert main(["sweep", str(src), "--encoder", "hash", "--no-progress", "-t", "0.95"]) == 0, "sweep ran"
     warned = [x for x in capsys.readouterr().err.splitlines() if x.startswith("lam-ref sweep: warning: ")]
     assert len(warned) == 2 and all(".evidence[" in x for x in warned), f"one line per bad evidence id: {warned}"

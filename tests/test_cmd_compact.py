@@ -89,7 +89,7 @@ def test_bad_output_paths_fail_before_any_work(tmp_path, capsys, monkeypatch, fl
     def no_encoder(*a, **k):
         raise AssertionError("the encoder was loaded before the output path was checked")
 
-    monkeypatch.setattr(compact_cmd, "get_encoder", no_encoder)
+    monkeypatch.setattr("lam_ref.text.encoders.get_encoder", no_encoder)  # run_encoder loads through it
     rc, out, err = _run(capsys, "compact", str(src), "--encoder", "hash", flag, path)
     assert rc == 2, f"bad {flag} exits 2, got {rc}"
     assert flag in err and message in err and "Traceback" not in err, f"one clear line: {err}"

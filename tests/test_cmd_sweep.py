@@ -19,7 +19,6 @@ import pytest
 from lam_ref import evidence
 from lam_ref import metrics as M
 from lam_ref.cli import main
-from lam_ref.commands import sweep as sweep_cmd
 from lam_ref.geometry import LamValueError
 from lam_ref.text.encoders import HashingEncoder
 from lam_ref.text.loaders import load_file
@@ -161,7 +160,7 @@ def test_arguments_validated_before_encoding(tmp_path, runs, capsys, monkeypatch
     def no_encoder(*a, **k):
         raise AssertionError("the encoder was loaded before the arguments were validated")
 
-    monkeypatch.setattr(sweep_cmd, "get_encoder", no_encoder)
+    monkeypatch.setattr("lam_ref.text.encoders.get_encoder", no_encoder)  # run_encoder loads through it
     gold = tmp_path / "gold.json"
     gold.write_text(json.dumps({"a": f"+{EVIDENCE_A}\n"}))
     out = tmp_path / "out.json"
@@ -175,7 +174,7 @@ def test_arguments_validated_before_encoding(tmp_path, runs, capsys, monkeypatch
 
 
 def test_json_destination_checked_before_encoding(tmp_path, runs, capsys, monkeypatch):
-    monkeypatch.setattr(sweep_cmd, "get_encoder", lambda *a, **k: pytest.fail("encoder loaded"))
+    monkeypatch.setattr("lam_ref.text.encoders.get_encoder", lambda *a, **k: pytest.fail("encoder loaded"))
     blocker = tmp_path / "afile"
     blocker.write_text("not a folder")
     for dest in (blocker / "out.json", tmp_path):

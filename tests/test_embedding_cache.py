@@ -146,7 +146,7 @@ def test_an_unwritable_cache_folder_is_one_line_and_exit_2_before_any_work(tmp_p
 @pytest.mark.parametrize("command", ["compact", "sweep", "pairs"])
 def test_compact_sweep_and_pairs_reuse_the_cache_across_runs(command, tmp_path, capsys):
     """The same command twice over the same input with one cache folder: the second run reads
-    every window the first wrote, encodes none, and decides the same."""
+    every window the first wrote, encodes none, decides the same, and its table says so."""
     from lam_ref.cli import main
 
     cache = tmp_path / "cache"
@@ -156,8 +156,11 @@ def test_compact_sweep_and_pairs_reuse_the_cache_across_runs(command, tmp_path, 
         extra = ["--no-l2"] if command == "compact" else []
         rc = main([command, str(DEMO), "--encoder", "hash", "--no-progress", "--embedding-cache", str(cache),
                    "--json", str(out), *extra])
-        assert rc == 0, f"{command} run {k}: exit {rc}: {capsys.readouterr().err}"
+        captured = capsys.readouterr()
+        assert rc == 0, f"{command} run {k}: exit {rc}: {captured.err}"
         outs.append(json.loads(out.read_text(encoding="utf-8")))
+    assert f"embedding cache {outs[1]['encoder']['embedding_cache']['hits']} read, 0 written" in captured.out, \
+        f"{command}'s table names the cache's reads: {captured.out}"
     first, second = (o["encoder"]["embedding_cache"] for o in outs)
     assert first["written"] > 0 and first["hits"] == 0, first
     assert second["hits"] == first["written"] and second["written"] == 0, second

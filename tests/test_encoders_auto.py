@@ -58,14 +58,17 @@ def _toy(name: str, attach: Any = _attach_same, *, certified: bool = True, rank:
                    report_key="toy", auto_rank=rank, **kw)
 
 
+@needs_minilm
 def test_the_fixture_is_the_probes_windows_and_the_reports_digests():
-    """The self-check's windows are ``determinism probe``'s windows of the shipped demo trajectory
-    (window 512, not fitted) and its reference digests are torch's in the committed report at
-    batch 64, for the weights that report names."""
+    """The self-check's windows are ``determinism probe``'s default windows of the shipped demo
+    trajectory (512 tokens, ending at MiniLM's horizon) and its reference digests are torch's in
+    the committed report at batch 64, for the weights that report names (a report regenerated on
+    other windows fails here until the fixture follows it)."""
     from lam_ref.determinism.corpus import load_corpus
+    from lam_ref.text.encoders import get_encoder
 
     fx = auto_backend.fixture()
-    corpus = load_corpus([str(DEMO)], window=512)
+    corpus = load_corpus([str(DEMO)], window=512, horizon=get_encoder("all-MiniLM-L6-v2", "cpu"))
     report = json.loads(REPORT.read_text(encoding="utf-8"))
     assert fx["texts"] == corpus.texts, "the fixture's windows are the probe's windows of the demo trajectory"
     assert fx["input_sha256"] == report["input_sha256"] == corpus.input_sha256, "the report's input is these windows"
@@ -138,6 +141,24 @@ def test_no_backend_passing_means_torch_and_one_line(registry, capsys, monkeypat
     assert enc.backend == "torch", enc.describe()
     assert enc.describe()["backend_choice"].startswith("auto: torch (the reference; passed over: toy-wrong "), enc.describe()
     assert len(lines) == 1 and lines[0].endswith("; using torch") and "toy-wrong deletion digest" in lines[0], lines
+
+
+@needs_minilm
+def test_a_backend_that_cannot_load_is_passed_over_with_the_error(registry, capsys, monkeypatch):
+    """A certified, installed backend whose ``attach`` raises (a broken runtime, an export that
+    cannot be made): auto names it and the error in its one line and runs the next candidate."""
+    from lam_ref.text.encoders import get_encoder
+
+    def attach_broken(*_a: Any) -> None:
+        raise RuntimeError("the runtime's CPU plugin failed to compile the graph")
+
+    register_backend(_toy("toy-broken", attach_broken, rank=-1))
+    monkeypatch.setattr(auto_backend, "auto_candidates", lambda device=None: [get_backend("toy-broken"),
+                                                                               get_backend("torch")])
+    enc = get_encoder("all-MiniLM-L6-v2", None, "auto")
+    lines = capsys.readouterr().err.splitlines()
+    assert enc.backend == "torch" and len(lines) == 1, (enc.describe(), lines)
+    assert "toy-broken could not load: RuntimeError: the runtime's CPU plugin failed" in lines[0], lines
 
 
 def test_the_hashing_encoder_under_auto_names_its_choice(registry):

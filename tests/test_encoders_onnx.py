@@ -88,7 +88,7 @@ def test_every_command_with_encoder_has_the_backend_option():
 
 def test_backend_names_are_checked():
     assert BACKENDS == ("torch", "onnx", "openvino", "openvino-bf16"), BACKENDS
-    with pytest.raises(LamValueError, match="backend must be one of torch, onnx, openvino, openvino-bf16, got 'tensorflow'"):
+    with pytest.raises(LamValueError, match="backend must be one of auto, torch, onnx, openvino, openvino-bf16, got 'tensorflow'"):
         get_encoder("hash", None, "tensorflow")
     with pytest.raises(LamValueError, match="hashing encoder .* has no backend"):
         get_encoder("hash-16", None, "onnx")

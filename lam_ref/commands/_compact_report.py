@@ -12,7 +12,7 @@ from typing import Any
 from .._io import write_json
 from ..geometry import LamValueError
 from ..tables import display_ids, pct, printable, short_id, table
-from ._lines import config_line, reuse_line
+from ._lines import backend_note, config_line, reuse_line
 
 TABLE_HEADER = ["trajectory", "obs", "chunks", "kept", "tokens", "gross", "net", "file", "L1", "L0", "δ̂", "trunc",
                 "L2", "deletion"]
@@ -35,6 +35,12 @@ TABLE_LEGEND = """table columns (one row per trajectory, then TOTAL over all of 
   δ̂           largest merge distance (0 if nothing merged); always <= δ = sqrt(2 - 2t)
   trunc       windows longer than the encoder's input limit / all windows (tokens it did not see)
   L2          storage ratio of the retained embeddings under the L2 codec (--l2-rel-eb)
+  evidence    only with --gold: the gold patch's witnessed evidence lines (App. F.3) the residual
+              holds verbatim, kept/witnessed (TOTAL: pooled micro retention, sweep's evidence at
+              the same threshold); "—" for a trajectory without a gold patch
+  QA evidence only when a trajectory carries LoCoMo QA evidence: the dialogue turns its questions
+              name that the residual still holds verbatim, kept/witnessed (TOTAL: pooled, sweep's
+              qa_evidence at the same threshold); "—" for a trajectory without QA items
   deletion    digest of the deleted window ids (first 16 hex of SHA-256; docs: spec §10)
 exit status: 0 ok, 1 some inputs failed or --check failed, 2 usage error or unusable input"""
 
@@ -53,10 +59,37 @@ def parse_layers(text: str) -> tuple[str, ...]:
     return parts
 
 
-def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> list[Any]:
-    """One row of the compact table from a per-trajectory (or total) report dict."""
+#: The evidence columns, ``(header, report key)``, each shown only when TOTAL carries that key.
+EVIDENCE_COLUMNS = (("evidence", "evidence"), ("QA evidence", "qa_evidence"))
+
+
+def evidence_keys(total: dict[str, Any]) -> list[str]:
+    """The report keys of the evidence columns a run shows: those its TOTAL carries."""
+    return [key for _, key in EVIDENCE_COLUMNS if total.get(key) is not None]
+
+
+def table_header(evidence: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The compact table's columns, with the ``evidence`` keys' columns before ``deletion``."""
+    cols = [head for head, key in EVIDENCE_COLUMNS if key in evidence]
+    return TABLE_HEADER[:-1] + cols + [TABLE_HEADER[-1]]
+
+
+def evidence_cell(q: dict[str, Any] | None) -> str:
+    """An evidence cell: ``kept/witnessed (pct)`` of a report's ``evidence`` or ``qa_evidence``
+    (per trajectory its ``retention``, for TOTAL the pooled ``micro``); "—" without."""
+    if q is None:
+        return "—"
+    share = q["retention"] if "retention" in q else q["micro"]
+    return f"{q['kept']}/{q['witnessed']} ({pct(share)})"
+
+
+def table_row(s: dict[str, Any], label: str | None = None, width: int = 44,
+              evidence: list[str] | tuple[str, ...] = ()) -> list[Any]:
+    """One row of the compact table from a per-trajectory (or total) report dict (``evidence``:
+    the report keys of its evidence cells, :func:`table_header`)."""
     tid = label if label is not None else short_id(str(s["id"]), width)
     l2 = s.get("l2")
+    ev = [evidence_cell(s.get(key)) for _, key in EVIDENCE_COLUMNS if key in evidence]
     return [
         tid,
         s["observation_records"],
@@ -71,6 +104,7 @@ def table_row(s: dict[str, Any], label: str | None = None, width: int = 44) -> l
         f"{s['delta_hat']:.4f}",
         f"{s['truncated_windows']}/{s['chunks']} ({s.get('unseen_tokens', 0)} tok)",
         "—" if not l2 or l2.get("ratio") is None else f"{l2['ratio']:.2f}×",
+        *ev,
         s["deletion_digest"],
     ]
 
@@ -88,14 +122,15 @@ def print_summary(out: Any, summaries: list[dict[str, Any]], total: dict[str, An
     TOTAL row, and one line with the settings, the removal and the map digest. ``encoder`` is
     the encoder's ``describe()`` record."""
     labels = display_ids([printable(s["id"]) for s in summaries])  # D17: no control bytes or surrogates
-    rows = [table_row(s, label) for s, label in zip(summaries, labels)] + [table_row(total)]
-    print(table(rows, TABLE_HEADER), file=out)
+    ev = evidence_keys(total)  # an evidence column only where some trajectory carries that evidence
+    rows = [table_row(s, label, evidence=ev) for s, label in zip(summaries, labels)] + [table_row(total, evidence=ev)]
+    print(table(rows, table_header(ev)), file=out)
     grew = [s["id"] for s in summaries if s["removal_net"] is not None and s["removal_net"] < 0]
     if grew:  # SPEC §8.1: never longer than the input, or said loudly
         print(f"note: {len(grew)} trajectory residual(s) longer than the input (net < 0, marked (grew)): "
               f"{', '.join(printable(str(g)) for g in grew[:5])}{' ...' if len(grew) > 5 else ''}", file=out)
     print(
-        f"encoder {encoder.get('name')} (D={encoder.get('dim')}{_backend_note(encoder)}), threshold t={config.threshold} (δ={config.delta:.4f}), "
+        f"encoder {encoder.get('name')} (D={encoder.get('dim')}{backend_note(encoder)}), threshold t={config.threshold} (δ={config.delta:.4f}), "
         f"layers {total['layers']}, stubs {l0_stubs} (L1 and L0), {_windows(config, total)}; "
         f"removal net {pct(total['removal_net'])}, "
         f"gross {pct(total['removal_gross'])}, stub cost {pct(total.get('stub_cost'))}; "
@@ -124,16 +159,3 @@ def finish_run(report: dict[str, Any], json_dest: str | None, *, done: int, fail
         print("lam-ref compact: no trajectories found", file=sys.stderr)
         return 1
     return 1 if (failed or problems) else 0
-
-
-def _backend_note(encoder: dict[str, Any]) -> str:
-    """``, backend onnx`` when the encoder ran on a backend other than torch; with ``auto``, the
-    choice and why (``, backend auto: openvino (self-check passed)``; SPEC §4.5); with the on-disk
-    cache, its hits and writes (SPEC §4.6)."""
-    backend, choice, cache = encoder.get("backend"), encoder.get("backend_choice"), encoder.get("embedding_cache")
-    note = f", backend {choice}" if choice else (f", backend {backend}" if backend not in (None, "torch", "numpy") else "")
-    if cache:
-        note += (f", embedding cache {cache['hits']} read, {cache['written']} written"
-                 + (f", {cache['refused']} refused" if cache["refused"] else "")
-                 + (f", {cache['evicted']} evicted" if cache["evicted"] else ""))
-    return note

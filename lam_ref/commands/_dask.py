@@ -146,6 +146,9 @@ def _run_trajectories(args: argparse.Namespace, config: Any, spec: Any) -> int:
                 if s.get("observation_text") is False:
                     print(f"lam-ref compact: warning: {printable(s['id'])}: no observation text at all (nothing to "
                           "compact; the trajectory is kept as it is)", file=sys.stderr)
+                if s.get("qa_evidence") is not None:  # the evidence compact reports: its ids' warnings (issue 35 §4)
+                    for w in s.get("warnings", []):
+                        print(f"lam-ref compact: warning: {printable(w)}", file=sys.stderr)
             problems.extend(rec["problems"])
             file_digests.append(rec["digest"])
             if writer is not None:

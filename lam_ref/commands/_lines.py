@@ -1,6 +1,6 @@
 """One-line summaries the trajectory commands print under their tables: the run's layer settings
-(``compact``, ``compare``) and what went through the encoder (``compact``, ``sweep``, ``pairs``,
-``compare``; SPEC §4.4)."""
+(``compact``, ``compare``), what went through the encoder (``compact``, ``sweep``, ``pairs``,
+``compare``; SPEC §4.4) and how it ran (SPEC §4.5, §4.6)."""
 
 from __future__ import annotations
 
@@ -26,3 +26,16 @@ def reuse_line(total: dict[str, Any], enabled: bool) -> str:
         return f"encoding: {enc} windows encoded, none reused (--no-reuse)"
     return (f"encoding: {enc} windows encoded, {reused} reused (their exact text was already encoded in this run; "
             "spec §4.4)")
+
+
+def backend_note(encoder: dict[str, Any]) -> str:
+    """``, backend onnx`` when the encoder ran on a backend other than torch; with ``auto``, the
+    choice and why (``, backend auto: openvino (self-check passed)``; SPEC §4.5); with the on-disk
+    cache, its hits and writes (SPEC §4.6)."""
+    backend, choice, cache = encoder.get("backend"), encoder.get("backend_choice"), encoder.get("embedding_cache")
+    note = f", backend {choice}" if choice else (f", backend {backend}" if backend not in (None, "torch", "numpy") else "")
+    if cache:
+        note += (f", embedding cache {cache['hits']} read, {cache['written']} written"
+                 + (f", {cache['refused']} refused" if cache["refused"] else "")
+                 + (f", {cache['evicted']} evicted" if cache["evicted"] else ""))
+    return note

@@ -109,9 +109,10 @@ def add_embedding_cache(p: argparse.ArgumentParser) -> None:
 
     from ..text.embedding_cache import DEFAULT_MAX_BYTES, ENV
 
-    p.add_argument("--embedding-cache", metavar="DIR", type=_cache_dir_value, default=os.environ.get(ENV) or None,
-                   help=f"keep window embeddings in DIR and reuse them in later runs (keyed by the encoder's weights "
-                        f"digest, backend, precision and the text's digest; spec §4.6); default ${ENV}, else none")
+    writes(p.add_argument("--embedding-cache", metavar="DIR", type=_cache_dir_value, default=os.environ.get(ENV) or None,
+                          help=f"keep window embeddings in DIR and reuse them in later runs (keyed by the encoder's "
+                               f"weights digest, backend, precision and the text's digest; spec §4.6); default ${ENV}, "
+                               "else none"), "folder")  # written into: never an input, nor inside an input folder
     p.add_argument("--embedding-cache-max-mb", metavar="MB", type=_int_at_least_one,
                    default=DEFAULT_MAX_BYTES >> 20,
                    help=f"bound on the cache's size; the least recently used entries are deleted past it "
@@ -241,6 +242,14 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 def add_mkdir(p: argparse.ArgumentParser) -> None:
     """``--mkdir``: create missing output folders (never done otherwise)."""
     p.add_argument("--mkdir", action="store_true", help="create missing output folders (default: a missing folder is an error)")
+
+
+def add_gold(p: argparse.ArgumentParser) -> None:
+    """``--gold PATCHES``: gold patches, whose added lines are the evidence (App. F.3; the formats
+    of :func:`lam_ref.evidence.load_gold`)."""
+    reads(p.add_argument("--gold", metavar="PATCHES",
+                         help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory"),
+          "file-or-folder")
 
 
 def add_save_embeddings(p: argparse.ArgumentParser) -> None:

@@ -42,7 +42,7 @@ def planned_trajectories(files: list[tuple[Path, str]], fmt: str | None, command
     bar advances by one file after each file's last trajectory. ``evidence_warnings``: print the
     loader's warnings about a trajectory's evidence ids (LoCoMo's malformed ones, repaired or
     dropped), one ``warning:`` line each; only a command that uses that evidence asks for them
-    (``sweep``'s QA evidence hit rate; issue 35 §4)."""
+    (``compact``'s and ``sweep``'s ``qa_evidence``, ``sweep``'s QA evidence hit rate; issue 35 §4)."""
     from ..text.loaders import LoadFailure, MalformedEvidenceWarning, load_file
     from ..text.records import TrajectoryFormatError
 

@@ -18,9 +18,16 @@ from typing import Any
 
 from ..codec import DEFAULT_REL_EB
 from ..distributed.trajectories import continues_run
+from ..evidence import gold_key, load_gold
 from ..geometry import LamValueError
 from ..text.loaders import LoadFailure
-from ..text.pipeline import CompactionConfig, compact_trajectory, result_summary, summarize
+from ..text.pipeline import (
+    CompactionConfig,
+    compact_trajectory,
+    gold_evidence_json,
+    result_summary,
+    summarize,
+)
 from ..text.records import OBSERVATION, TrajectoryFormatError
 from ..text.residuals import (
     ResidualWriter,
@@ -40,6 +47,7 @@ from ._compact_report import (
 from ._dask import add_cluster_options, refuse_serial_only, run_compact, wants_cluster
 from ._embeddings import EmbeddingSaver
 from ._options import (
+    add_gold,
     add_json,
     add_mkdir,
     add_save_embeddings,
@@ -87,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_mkdir(p)
     add_save_embeddings(p)
     add_trajectory_run_options(p)
+    add_gold(p)
     p.add_argument("--both-orders", action="store_true",
                    help="also run the other layer order (Table 12 ablation; L0->L1 encodes the L0 residual)")
     p.add_argument("--l2-rel-eb", type=float, default=DEFAULT_REL_EB, metavar="EB",
@@ -112,19 +121,20 @@ def run(args: argparse.Namespace) -> int:
         validate_output_file(args.save_embeddings, "--save-embeddings", mkdir=args.mkdir)
     if args.save_embeddings and not config.uses_encoder:
         raise LamValueError(f"--save-embeddings needs layer l1 (no windows are encoded with --layers {args.layers})")
+    gold = load_gold(args.gold) if args.gold else None  # a bad --gold costs no encoder load either
     with contextlib.ExitStack() as stack:
         if args.residual_dir:  # one run at a time, and never silently over an earlier run's files (D11)
             stack.enter_context(claim_residual_dir(args.residual_dir, overwrite=args.overwrite,
                                                    resume=continues_run(getattr(args, "resume", None))))
         if wants_cluster(args):  # Dask: --workers / --scheduler / --resume / --scope corpus (docs/scale.md)
-            refuse_serial_only(args, [("--save-embeddings", args.save_embeddings),
+            refuse_serial_only(args, [("--gold", args.gold), ("--save-embeddings", args.save_embeddings),
                                       ("--embedding-cache", args.embedding_cache),
                                       ("--residual-format native", args.residual_format == "native")])
             return run_compact(args, config)
-        return _run_serial(args, config, files)
+        return _run_serial(args, config, files, gold)
 
 
-def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list) -> int:
+def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list, gold: dict[str, str] | None) -> int:
     encoder = run_encoder(args)
     if encoder.kind == "hashing":
         hashing_note()
@@ -138,7 +148,8 @@ def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list)
     progress = RunProgress(len(files), enabled=not args.no_progress, desc="compact")
     reuse = EncodingCache(enabled=config.reuse)  # one per run: each distinct window text encoded once (SPEC §4.4)
     try:
-        for item in planned_trajectories(files, args.format, "compact", failures, progress):
+        # the QA evidence compact reports (qa_evidence): the loader's warnings on its ids are said (issue 35 §4)
+        for item in planned_trajectories(files, args.format, "compact", failures, progress, evidence_warnings=True):
             cache: dict[str, Any] = {}
             if not any(r.role == OBSERVATION and r.text.strip() for r in item.records):
                 progress.write(f"lam-ref compact: warning: {item.id}: no observation text at all (nothing to "
@@ -167,6 +178,9 @@ def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list)
             summaries.append(result_summary(res))
             if writer is not None and writer.native:  # SPEC §8.3: the removal of the file as written
                 summaries[-1]["as_written"] = writer.last.get("as_written")
+            key = gold_key(item, gold) if gold is not None else None
+            if gold is not None and key is not None:  # --gold: the patch's evidence lines (App. F.3)
+                summaries[-1]["evidence"] = gold_evidence_json(res, key, gold[key])
     finally:
         progress.close()
     if saver is not None:
@@ -184,6 +198,8 @@ def _run_serial(args: argparse.Namespace, config: CompactionConfig, files: list)
         "failures": [f.to_json() for f in failures],
         "checks": {"run": bool(args.check), "problems": problems},
     }
+    if gold is not None:
+        report["gold_unmatched"] = sorted(set(gold) - {s["evidence"]["gold_key"] for s in summaries if s["evidence"]})
     if writer is not None:
         report["residual_files"] = writer.written
     if saver is not None:

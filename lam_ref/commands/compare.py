@@ -70,6 +70,7 @@ from ..text.loaders import LoadFailure
 from ..text.records import Trajectory
 from ._lines import config_line, reuse_line
 from ._options import (
+    add_gold,
     add_json,
     add_mkdir,
     add_trajectory_run_options,
@@ -107,8 +108,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--gem-min-blocks", type=int, default=16, help="GEM leaves shorter histories unchanged (default 16)")
     reads(p.add_argument("--lre-weights", metavar="PATH", help="LRE weights file (default: the shipped lre_weights.json)"))
     add_trajectory_run_options(p)
-    reads(p.add_argument("--gold", metavar="PATCHES", help="gold patches (the formats of lam-ref sweep --gold)"),
-          "file-or-folder")
+    add_gold(p)
     p.add_argument("--taus", nargs="+", default=DEFAULT_TAUS, help="retention floors of ECR@τ (default 1.0 0.999 0.99 0.95)")
     add_json(p)
     writes(p.add_argument("--plot", metavar="OUT.png", help="removal-vs-evidence plot (PNG, and SVG next to it); needs --gold"),

@@ -165,7 +165,8 @@ def run_probe(args: argparse.Namespace) -> int:
     j = report["jitter"]
     print(f"{report['input']['chunks']} windows of {report['input']['trajectories']} trajectories; encoder "
           f"{report['encoder']['name']} ({run_precision(report['encoder'].get('backend'), report['settings']['dtype'])}, "
-          f"{report['settings']['device']}); jitter vs batch "
+          f"{report['settings']['device']}); windows "
+          f"{det.window_label(report)} tokens; jitter vs batch "
           f"{report['settings']['reference_batch_size']}: coordinates {j['measured_coord']:.3g}, cosines "
           f"{j['measured_cos']:.3g}, |Δsq| {j['measured_sq']:.3g}; report {args.out}")
     if "distributed" in report:
@@ -282,7 +283,7 @@ def run_compare(args: argparse.Namespace) -> int:
                 [c.replace("_", " ") for c in cols]), file=out)
     for g in res.groups:
         w = g["weights_sha256"][:12] if g["weights_sha256"] else "unknown"
-        head = f"input {g['input_sha256'][:12]} weights {w} t={g['threshold']}: {g['runs']} runs"
+        head = f"input {g['input_sha256'][:12]} weights {w} windows {g['windows']} t={g['threshold']}: {g['runs']} runs"
         if g["agree"]:
             print(f"{head}: one deletion digest, one map digest", file=out)
             continue

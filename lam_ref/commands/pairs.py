@@ -28,7 +28,7 @@ from ..text.loaders import LoadFailure
 from ..text.pipeline import encode_chunks
 from ..text.reuse import EncodingCache
 from ._embeddings import EmbeddingSaver
-from ._lines import reuse_line
+from ._lines import backend_note, reuse_line
 from ._options import (
     add_json,
     add_mkdir,
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     if args.pool:
         rows.append(["across trajectories", c["pairs_across_trajectories"], c["near_across"]])
         rows.append(["total", c["pairs_total"], c["near_total"]])
-    print(f"{plural(len(texts), 'window')} in {plural(n_traj)}; encoder {encoder.name}; t={t} (δ={delta_from_t(t):.4f}); "
+    print(f"{plural(len(texts), 'window')} in {plural(n_traj)}; encoder {encoder.name}{backend_note(encoder.describe())}; t={t} (δ={delta_from_t(t):.4f}); "
           f"{scope}", file=out)
     print(table(rows, ["pairs", "looked at", f"within δ (cos >= {t})"]), file=out)
     encoding = {"windows_encoded": reuse.encoded, "windows_reused": reuse.reused}

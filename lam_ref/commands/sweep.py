@@ -16,6 +16,9 @@ argument and the value). Rows, one per threshold:
   22.47% at ``cos >= 0.95``, is over those 598, against 22.50% over all 600 in Table 15). The
   removal over all trajectories with a gold patch is reported too (``evidence.gold_set``).
   ``ECR@τ`` uses exact retention and exact rational ``τ`` (:func:`lam_ref.metrics.ecr_at`).
+* over the trajectories with LoCoMo QA items: ``qa_evidence``, the evidence turns their questions
+  name that the residual still holds verbatim (:func:`lam_ref.evidence.qa_evidence_retention`,
+  pooled; ``lam-ref compact`` reports the same per trajectory and in its TOTAL).
 
 Recall@k queries (App. F.2) are the trajectory's own action/assistant texts; a trajectory with
 none but with LoCoMo QA items (``meta["qa"]``) uses the QA questions instead. For QA items the
@@ -55,7 +58,7 @@ from ..tables import pct, plural, table
 from ..text.encoders import get_encoder
 from ..text.loaders import LoadFailure
 from ..text.reuse import EncodingCache
-from ._compact_report import parse_layers
+from ._compact_report import evidence_cell, parse_layers
 from ._dask import (
     add_cluster_options,
     backend_setting,
@@ -65,8 +68,9 @@ from ._dask import (
     wants_cluster,
 )
 from ._embeddings import EmbeddingSaver
-from ._lines import reuse_line
+from ._lines import backend_note, reuse_line
 from ._options import (
+    add_gold,
     add_json,
     add_mkdir,
     add_save_embeddings,
@@ -92,9 +96,7 @@ def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--thresholds", "-t", type=float, nargs="+", default=[0.99, 0.98, 0.96, 0.95, 0.90],
                    help="cosine thresholds in [-1, 1] (default: Table 3's 0.99 0.98 0.96 0.95 0.90)")
     p.add_argument("--layers", default="l1,l0", help="layer order (default l1,l0)")
-    reads(p.add_argument("--gold", metavar="PATH",
-                         help="gold patches: JSON {id: patch}, JSON/JSONL records {instance_id, patch}, or a directory"),
-          "file-or-folder")
+    add_gold(p)
     p.add_argument("--taus", type=str, nargs="+", default=["1.0", "0.999", "0.99", "0.95"],
                    help="retention floors τ in [0, 1] for ECR@τ, exact (0.999 or 999/1000; default 1.0 0.999 0.99 0.95)")
     p.add_argument("--recall-k", type=int, default=10,
@@ -147,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     progress = RunProgress(len(plan.files), enabled=not args.no_progress, desc="sweep")
     reuse = EncodingCache(enabled=not args.no_reuse)  # one per run (SPEC §4.4)
     for item in planned_trajectories(plan.files, args.format, "sweep", failures, progress,
-                                     evidence_warnings=plan.recall_k > 0):
+                                     evidence_warnings=True):  # qa_evidence (and the hit rate) use them
         c = measure_trajectory(item, encoder, plan, args.batch_size, plan.gold, reuse, progress.encoding)
         progress.note(windows=c["windows"], trajectories=1)
         if saver is not None and c["orig"] is not None:
@@ -171,7 +173,7 @@ def report(args: argparse.Namespace, sweep: Sweep, encoder: dict[str, Any], fail
     if rows_json:
         header, rows = _table(rows_json, k, gold is not None)
         print(table(rows, header), file=out)
-        print(f"encoder {encoder['name']}, layers {'->'.join(x.upper() for x in plan.layers)}, {plural(n_traj)}", file=out)
+        print(f"encoder {encoder['name']}{backend_note(encoder)}, layers {'->'.join(x.upper() for x in plan.layers)}, {plural(n_traj)}", file=out)
         print(reuse_line(sweep.encoding, plan.configs[0].reuse), file=out)
         if any(r.get("evidence_hit") for r in rows_json):
             hit = next(r["evidence_hit"] for r in rows_json if r.get("evidence_hit"))
@@ -253,9 +255,12 @@ def _run_dask(args: argparse.Namespace, plan: SweepPlan) -> int:
 
 def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[list[str], list[list[Any]]]:
     hits = any(r["evidence_hit"] for r in rows_json)
+    qa = any(r.get("qa_evidence") for r in rows_json)
     header = ["t", "δ", "mean δ̂/δ", "keep", f"R@{k}", "removed (net)", "median d", "p99 d"]
     if hits:
         header += [f"hit@{k} full", f"hit@{k} subst"]
+    if qa:
+        header += ["QA evidence"]
     if with_gold:
         header += ["removed (ev. set)", "evidence", "lost", "intact", "relaxed", "relaxed lost"]
     rows = []
@@ -272,6 +277,8 @@ def _table(rows_json: list[dict[str, Any]], k: int, with_gold: bool) -> tuple[li
         if hits:
             h = r["evidence_hit"]
             cells += ["—", "—"] if h is None else [f"{h['full']:.4f}", f"{h['substituted']:.4f}"]
+        if qa:
+            cells.append(evidence_cell(r["qa_evidence"]))
         if with_gold:
             ev = r["evidence"]
             none = ev["micro"] is None

@@ -21,8 +21,9 @@ shared with the conformance report.
 
 Every name below is importable from ``lam_ref.determinism`` as before the split into modules
 (``from lam_ref.determinism import probe, compare, decision_margins``), as well as from its
-module. ``SCHEMA`` is now ``"lam_ref.determinism.report"`` with ``SCHEMA_VERSION`` 2; reports with
-the former id ``"lam_ref.determinism/1"`` still load (:func:`load_report` migrates them).
+module. ``SCHEMA`` is now ``"lam_ref.determinism.report"`` with ``SCHEMA_VERSION`` 3 (``input.window_fit``
+recorded); reports with the former id ``"lam_ref.determinism/1"`` still load (:func:`load_report`
+migrates them), and reports of versions 1 and 2 are read as cut on fixed windows.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ from .margins import (
 )
 from .probing import (
     DEFAULT_BATCH_SIZES,
+    DEFAULT_FIT_WINDOW,
     DEFAULT_THRESHOLDS,
+    DEFAULT_WINDOW,
     LAYERS,
     REFERENCE_BATCH_SIZE,
     REL_EBS,
@@ -50,16 +53,31 @@ from .probing import (
     device_kwargs,
     greedy_map,
     probe,
+    probe_corpus,
 )
-from .report import LEGACY_SCHEMA_IDS, SCHEMA, SCHEMA_VERSION, Comparison, compare, identity, load_report
+from .report import (
+    LEGACY_SCHEMA_IDS,
+    LEGACY_WINDOW_FIT,
+    SCHEMA,
+    SCHEMA_VERSION,
+    Comparison,
+    compare,
+    identity,
+    load_report,
+    window_label,
+    window_options,
+)
 
 __all__ = [
     "DEFAULT_BATCH_SIZES",
+    "DEFAULT_FIT_WINDOW",
     "DEFAULT_THRESHOLDS",
+    "DEFAULT_WINDOW",
     "DEVICES",
     "DTYPES",
     "LAYERS",
     "LEGACY_SCHEMA_IDS",
+    "LEGACY_WINDOW_FIT",
     "MACHINE_JITTER",
     "MARGIN_SLACK",
     "REFERENCE_BATCH_SIZE",
@@ -85,8 +103,11 @@ __all__ = [
     "load_report",
     "make_weights_copy",
     "probe",
+    "probe_corpus",
     "require_cuda",
     "risk_bound",
     "shown_folder",
     "weights_identity",
+    "window_label",
+    "window_options",
 ]

@@ -10,10 +10,14 @@ from typing import Any
 
 from ..geometry import LamValueError, validate_positive_int
 
-__all__ = ["SCOPES", "Corpus", "load_corpus"]
+__all__ = ["SCOPES", "WINDOW_FITS", "Corpus", "load_corpus"]
 
 #: Matching scopes (``--scope``): within a trajectory (SPEC §1) or across the whole corpus.
 SCOPES = ("trajectory", "corpus")
+#: How the windows were cut (a report's ``input.window_fit``; ``compact``'s ``window_fit``):
+#: ``encoder``, each window ends where the encoder stops reading (SPEC §3.4); ``none``, the paper's
+#: fixed ``window``-token windows.
+WINDOW_FITS = ("encoder", "none")
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,7 @@ class Corpus:
     window: int
     tokenizer: str
     scope: str
+    window_fit: str = "none"
 
     @property
     def input_sha256(self) -> str:
@@ -94,4 +99,4 @@ def load_corpus(paths: Sequence[str], *, window: int = 512, tokenizer: str = "cl
         raise LamValueError(f"paths {list(paths)!r}: no observation windows to encode")
     if scope == "corpus":
         groups = [(0, len(texts))]
-    return Corpus(texts, groups, ids, files, window, tok.name, scope)
+    return Corpus(texts, groups, ids, files, window, tok.name, scope, "none" if horizon is None else "encoder")

@@ -28,7 +28,7 @@ from ..devices import require_cuda, validate_device
 from ..geometry import LamValueError, validate_embeddings, validate_positive_int, validate_threshold
 from ..provenance import execution_target
 from ..text.reuse import distinct_texts
-from .corpus import load_corpus
+from .corpus import Corpus, load_corpus
 from .encoder import DTYPES, encode_corpus, probe_encoder
 from .margins import (
     MACHINE_JITTER,
@@ -52,6 +52,7 @@ __all__ = [
     "greedy_map",
     "check_options",
     "probe",
+    "probe_corpus",
     "probe_steps_total",
 ]
 
@@ -64,6 +65,12 @@ REFERENCE_BATCH_SIZE = 64
 REL_EBS = (1e-3, 1e-2, 3e-2)
 #: What the probe computes (``--layers``): L1 decisions and margins, L2 codec digests.
 LAYERS = ("l1", "l2")
+#: The probe's windows by default: ``compact``'s (:class:`~lam_ref.text.pipeline.CompactionConfig`'s
+#: defaults, SPEC §3, §3.4): at most 512 cl100k tokens, each ending where the encoder stops reading,
+#: so a default probe certifies the windows a default ``compact`` cuts (issue 35 §2;
+#: ``determinism/test_reports.py`` checks both against the config).
+DEFAULT_WINDOW = 512
+DEFAULT_FIT_WINDOW = True
 
 
 # ----------------------------------------------------------------------------------------------
@@ -301,6 +308,15 @@ class _EncoderHorizon:
         return self._encoder.piece_spans(text)
 
 
+def probe_corpus(paths: Sequence[str], *, encoder: str = "all-MiniLM-L6-v2", window: int = DEFAULT_WINDOW,
+                 fit_window: bool = DEFAULT_FIT_WINDOW, fmt: str | None = None, scope: str = "trajectory") -> Corpus:
+    """The windows :func:`probe` encodes (:func:`~lam_ref.determinism.corpus.load_corpus`): with
+    ``fit_window`` each ends where ``encoder`` stops reading (SPEC §3.4, ``input.window_fit``
+    ``encoder``), else fixed ``window``-token windows (``none``)."""
+    horizon = _EncoderHorizon(encoder) if fit_window else None
+    return load_corpus(paths, window=window, fmt=fmt, scope=scope, horizon=horizon)
+
+
 def probe(
     paths: Sequence[str],
     *,
@@ -314,11 +330,11 @@ def probe(
     jitter_bound: float | None = None,
     reference_batch_size: int | None = None,
     scope: str = "trajectory",
-    window: int = 512,
+    window: int = DEFAULT_WINDOW,
     fmt: str | None = None,
     backend: str = "torch",
     progress: Progress | None = None,
-    fit_window: bool = False,
+    fit_window: bool = DEFAULT_FIT_WINDOW,
     embeddings_out: dict[int, np.ndarray] | None = None,
     steps: Any = None,
 ) -> dict[str, Any]:
@@ -341,8 +357,9 @@ def probe(
         scope: ``trajectory`` (SPEC §1: matching within a trajectory) or ``corpus``.
         window: window size in cl100k tokens.
         fit_window: each window ends where ``encoder`` stops reading (SPEC §3.4), as ``compact``'s
-            default windows do (``lam-ref determinism probe`` passes its ``--window-fit``); ``False``:
-            fixed ``window``-token windows.
+            default windows do (the default, :data:`DEFAULT_FIT_WINDOW`; ``lam-ref determinism
+            probe`` passes its ``--window-fit``); ``False``: the paper's fixed ``window``-token
+            windows. Recorded with ``window`` as the report's ``input.window_fit``.
         fmt: loader format (default: detect per file).
         backend: the encoder backend, ``torch`` or ``onnx`` (SPEC §4.5; named in ``encoder.backend``).
         progress: a :data:`Progress` callback told of each step (serial probe only); ``None``: silent.
@@ -363,8 +380,7 @@ def probe(
                                                        jitter_bound, reference_batch_size, backend)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    horizon = _EncoderHorizon(encoder) if fit_window else None
-    corpus = load_corpus(paths, window=window, fmt=fmt, scope=scope, horizon=horizon)
+    corpus = probe_corpus(paths, encoder=encoder, window=window, fit_window=fit_window, fmt=fmt, scope=scope)
     timings["chunk_s"] = time.perf_counter() - t0
     own = steps is None
     if own:
@@ -441,6 +457,7 @@ def probe(
             "chunks": len(corpus.texts),
             "distinct_texts": len(distinct_texts(corpus.texts)[0]),  # encoded once per batch size (SPEC §4.4)
             "window": corpus.window,
+            "window_fit": corpus.window_fit,
             "tokenizer": corpus.tokenizer,
             "scope": corpus.scope,
             "groups": [list(g) for g in corpus.groups],

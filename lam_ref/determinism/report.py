@@ -1,11 +1,15 @@
 """Determinism reports: the schema, reading (with migration of old versions) and :func:`compare` (claim ``STAB``).
 
 A report is the JSON document :func:`lam_ref.determinism.probing.probe` writes. It carries
-``"schema": "lam_ref.determinism.report"`` and ``"schema_version": 2`` (:data:`SCHEMA`,
+``"schema": "lam_ref.determinism.report"`` and ``"schema_version": 3`` (:data:`SCHEMA`,
 :data:`SCHEMA_VERSION`) and is described by ``lam_ref/schemas/lam_ref.determinism.report.schema.json``
 (:mod:`lam_ref.schemas`; the keys are tabled in docs/determinism.md). Version 1 reports
 (``"schema": "lam_ref.determinism/1"``, before the kernel configuration was recorded) still load:
-:func:`load_report` migrates them to the current id with ``schema_version`` 1.
+:func:`load_report` migrates them to the current id with ``schema_version`` 1. Versions 1 and 2
+were written when the probe cut only the paper's fixed windows, before ``input.window_fit``
+(version 3) recorded how they were cut: they are read with ``window_fit`` ``"none"``
+(:data:`LEGACY_WINDOW_FIT`). The windows are part of a report's :func:`identity`, so
+:func:`compare` never reads a digest difference between other windows as non-determinism.
 """
 
 from __future__ import annotations
@@ -27,21 +31,27 @@ from ..geometry import LamValueError
 from .encoder import run_precision, shown_folder
 from .margins import first_divergence
 
-__all__ = ["LEGACY_SCHEMA_IDS", "SCHEMA", "SCHEMA_VERSION", "Comparison", "compare", "identity", "kernels_label", "load_report", "repeated_reports",
-           "migrate"]
+__all__ = ["LEGACY_SCHEMA_IDS", "LEGACY_WINDOW_FIT", "SCHEMA", "SCHEMA_VERSION", "Comparison", "compare", "identity",
+           "kernels_label", "load_report", "migrate", "repeated_reports", "window_label", "window_options"]
 
 #: The report's schema name (``schema`` key; :mod:`lam_ref.schemas`).
 SCHEMA = "lam_ref.determinism.report"
-#: The version :func:`lam_ref.determinism.probing.probe` writes (2: ``target.kernels`` recorded).
-SCHEMA_VERSION = 2
+#: The version :func:`lam_ref.determinism.probing.probe` writes (2: ``target.kernels`` recorded;
+#: 3: ``input.window_fit`` recorded).
+SCHEMA_VERSION = 3
 #: Old ids and the version they are read as.
 LEGACY_SCHEMA_IDS = {"lam_ref.determinism/1": 1}
+#: The ``input.window_fit`` of a report written before version 3: the probe then cut only the
+#: paper's fixed ``input.window``-token windows.
+LEGACY_WINDOW_FIT = "none"
 
 
 def migrate(doc: dict[str, Any]) -> dict[str, Any]:
     """A report in the current id convention (``schema`` + ``schema_version``): old ids are rewritten
     in place (:data:`LEGACY_SCHEMA_IDS`); the content of version 1 is a subset of version 2's, and
-    its absolute ``encoder.folder`` is shortened as version 2 writes it (:func:`shown_folder`)."""
+    its absolute ``encoder.folder`` is shortened as version 2 writes it (:func:`shown_folder`).
+    A version 1 or 2 report gets ``input.window_fit`` :data:`LEGACY_WINDOW_FIT` (the only windows
+    the probe cut then); the file itself is never changed."""
     old = doc.get("schema")
     if isinstance(old, str) and old in LEGACY_SCHEMA_IDS and "schema_version" not in doc:
         doc["schema"] = SCHEMA
@@ -49,6 +59,9 @@ def migrate(doc: dict[str, Any]) -> dict[str, Any]:
         enc = doc.get("encoder")
         if isinstance(enc, dict) and isinstance(enc.get("folder"), str):
             enc["folder"] = shown_folder(enc["folder"])  # version 1 recorded the machine's absolute path
+    inp = doc.get("input")
+    if doc.get("schema") == SCHEMA and doc.get("schema_version") in (1, 2) and isinstance(inp, dict):
+        inp.setdefault("window_fit", LEGACY_WINDOW_FIT)
     return doc
 
 
@@ -94,9 +107,27 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     return doc
 
 
-def identity(doc: dict[str, Any]) -> tuple[str, str | None, str, int]:
-    """What must agree for two reports to be comparable: chunk texts, encoder weights, scope, window."""
-    return (doc["input_sha256"], doc["encoder"].get("weights_sha256"), doc["input"]["scope"], doc["input"]["window"])
+def identity(doc: dict[str, Any]) -> tuple[str, str | None, str, int, str]:
+    """What must agree for two reports to be comparable: chunk texts, encoder weights, scope, and the
+    windows (size and fit: :func:`window_label`)."""
+    inp = doc["input"]
+    return (doc["input_sha256"], doc["encoder"].get("weights_sha256"), inp["scope"], inp["window"],
+            inp.get("window_fit", LEGACY_WINDOW_FIT))
+
+
+def window_label(doc: dict[str, Any]) -> str:
+    """How a loaded report's windows were cut, in words: ``encoder-fitted <= 512`` (SPEC §3.4,
+    ``compact``'s default) or ``fixed 512`` (the paper's)."""
+    inp = doc["input"]
+    fit = inp.get("window_fit", LEGACY_WINDOW_FIT)
+    return f"encoder-fitted <= {inp['window']}" if fit == "encoder" else f"fixed {inp['window']}"
+
+
+def window_options(doc: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :func:`lam_ref.determinism.probing.probe` (and ``probe_corpus``)
+    that cut a loaded report's windows again: ``window`` and ``fit_window``."""
+    inp = doc["input"]
+    return {"window": inp["window"], "fit_window": inp.get("window_fit", LEGACY_WINDOW_FIT) == "encoder"}
 
 
 def _machine(doc: dict[str, Any]) -> str:
@@ -148,17 +179,27 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
     across machines the jitter is not measured, and the flag says whether the probe foresaw it.
     Codec digests must agree wherever the embedding bytes are equal.
 
+    Reports cut on other windows (``input.window``, ``input.window_fit``) are never compared: their
+    digests differ whatever the machine, so a difference would not be non-determinism (issue 35 §2).
+
     Raises:
-        LamValueError: fewer than one report, or reports of different inputs without
-            ``allow_different_inputs``.
+        LamValueError: fewer than one report, reports cut on different windows, or reports of
+            different inputs, without ``allow_different_inputs`` (each input is then compared on its own).
     """
     if not reports:
         raise LamValueError("give at least one report")
     ids = {identity(d) for d in reports}
     if len(ids) > 1 and not allow_different_inputs:
-        a, b = reports[0], next(d for d in reports if identity(d) != identity(reports[0]))
+        a = reports[0]
+        b = next((d for d in reports if window_label(d) != window_label(a)), None)
+        if b is not None:
+            raise LamValueError(f"reports {a['_path']!r} and {b['_path']!r} were cut on different windows "
+                                f"({window_label(a)} vs {window_label(b)} tokens): their digests differ on any machine; "
+                                "probe both with the same --window and --window-fit (--allow-different-inputs compares "
+                                "each on its own)")
+        b = next(d for d in reports if identity(d) != identity(a))
         what = "chunk texts" if a["input_sha256"] != b["input_sha256"] else (
-            "encoder weights" if identity(a)[1] != identity(b)[1] else "scope/window")
+            "encoder weights" if identity(a)[1] != identity(b)[1] else "scope")
         raise LamValueError(f"reports {a['_path']!r} and {b['_path']!r} have different inputs ({what} differ); "
                             "use --allow-different-inputs to compare each input separately")
     rows, groups = [], []
@@ -172,6 +213,7 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
                 "dtype": _precision(d), "threads": d["settings"]["threads"], "batch_size": r["batch_size"],
                 "threshold": r["threshold"], "dropped": r["dropped"], "deletion_digest": r["deletion_digest"],
                 "map_digest": r["map_digest"], "at_risk": len(r["at_risk"]), "input": d["input_sha256"][:12],
+                "windows": window_label(d),
             })
     for (ident, t), members in by_group.items():
         # the reference: the first report's run at its reference batch size (its at-risk set is
@@ -181,7 +223,8 @@ def compare(reports: Sequence[dict[str, Any]], *, allow_different_inputs: bool =
         members = [members[k]] + members[:k] + members[k + 1 :]
         ref_doc, ref = members[0]
         digests = {(r["deletion_digest"], r["map_digest"]) for _, r in members}
-        g: dict[str, Any] = {"input_sha256": ident[0], "weights_sha256": ident[1], "threshold": t, "runs": len(members),
+        g: dict[str, Any] = {"input_sha256": ident[0], "weights_sha256": ident[1], "windows": window_label(ref_doc),
+                             "threshold": t, "runs": len(members),
                              "agree": len(digests) == 1, "reference": f"{Path(ref_doc['_path']).name} batch {ref['batch_size']}",
                              "divergences": []}
         for d, r in members[1:]:

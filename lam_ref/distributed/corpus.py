@@ -181,16 +181,20 @@ def _corpus_residuals(config: Any, spec: Any, client: Any, run: FileRun, res: An
     from .._io import atomic_write
     from ..metrics import corpus_removal
     from ..text.residuals import ResidualWriter
-    from .trajectories import MAP_DIR, failure_record, read_file_output, residual_file
+    from .shards import checksum_file
+    from .trajectories import MAP_DIR, failure_record, residual_file, stage_dir
 
     mdir = Path(run.run_dir) / MAP_DIR
     mdir.mkdir(exist_ok=True)
     starts = np.full(len(run.files), -1, np.int64)
     for k, row in first_rows.items():
         starts[k] = row
+    map_sums = {}  # written by every run (an earlier run's map is never read) and checked where read
     for name, arr in (("pi", res.pi), ("distances", res.distances), ("first_rows", starts)):
-        atomic_write(mdir / f"{name}.npy", lambda fh, a=arr: np.save(fh, np.ascontiguousarray(a)))
-    fn = functools.partial(residual_file, fmt=fmt, config=config, run_dir=run.run_dir, check=bool(check))
+        p = atomic_write(mdir / f"{name}.npy", lambda fh, a=arr: np.save(fh, np.ascontiguousarray(a)))
+        map_sums[name] = checksum_file(p)
+    fn = functools.partial(residual_file, fmt=fmt, config=config, run_dir=run.run_dir, check=bool(check),
+                           map_sums=map_sums)
     errors = map_files(run, spec, fn, show=show, desc="residuals", client=client, kind="residuals",
                        only=set(first_rows))
     writer = ResidualWriter(residual_dir)
@@ -198,21 +202,21 @@ def _corpus_residuals(config: Any, spec: Any, client: Any, run: FileRun, res: An
     for k, (path, _) in enumerate(run.files):
         if k not in first_rows:
             continue
-        rec = read_file_output(run.run_dir, k, path, "residuals")
+        rec = run.output(k, path, "residuals")
         if rec is None:
             run.fail(failure_record(path, "residuals: " + errors.get(k, "no output was produced")))
             continue
         for f in rec["failures"]:
             run.fail(f)
         row = first_rows[k]
-        first = read_file_output(run.run_dir, k, path)
+        first = run.output(k, path)
         starts_of = {}
         for tr in first["trajectories"] if first is not None else []:
             starts_of.setdefault((tr["id"], tr["path"]), row)
             row += tr["chunks"]
         for e in rec["summaries"]:
             e["first_row"] = starts_of[(e["id"], e["path"])]
-        names = writer.place(Path(run.run_dir) / "stage" / f"{k:07d}", rec["summaries"], rec["staged"])
+        names = writer.place(stage_dir(run.run_dir, k), rec["summaries"], rec["staged"])
         for e, name in zip(rec["summaries"], names):
             e["residual"] = name
         summaries.extend(rec["summaries"])

@@ -42,13 +42,32 @@ class FileRun:
         print(f"lam-ref {self.command}: failed: {failure['error']}", file=sys.stderr)
         self.failures.append(failure)
 
+    def output(self, index: int, path: str, kind: str = "files") -> dict[str, Any] | None:
+        """The finished output of file ``index`` in pass ``kind`` (``None``: none), after
+        :func:`map_files` ran: its staged residual and audit files must still be the ones it was
+        written with (:func:`~lam_ref.distributed.trajectories.staged_problem`; map_files recomputed
+        any that were not), since the driver copies them into ``--residual-dir``.
+
+        Raises:
+            LamValueError: one line naming a staged file changed during this run.
+        """
+        from ..geometry import LamValueError
+        from .trajectories import read_file_output, staged_problem
+
+        rec = read_file_output(self.run_dir, index, path, kind)
+        problem = staged_problem(self.run_dir, index, rec) if rec is not None else None
+        if problem is not None:
+            raise LamValueError(f"run folder {self.run_dir}: {problem} (changed while the run was using it)")
+        return rec
+
     def records(self, errors: dict[int, str]) -> Iterator[tuple[int, str, dict[str, Any] | None]]:
-        """``(index, path, output)`` of every file in input order, recording its failures as they
-        come (a file without output fails with its task's error); ``output`` is ``None`` then."""
-        from .trajectories import failure_record, read_file_output
+        """``(index, path, output)`` of every file in input order (:meth:`output`), recording its
+        failures as they come (a file without output fails with its task's error); ``output`` is
+        ``None`` then."""
+        from .trajectories import failure_record
 
         for k, (path, _) in enumerate(self.files):
-            rec = read_file_output(self.run_dir, k, path)
+            rec = self.output(k, path)
             if rec is None:
                 self.fail(failure_record(path, errors.get(k, "no output was produced")))
             else:
@@ -98,18 +117,22 @@ def map_files(run: FileRun, spec: Any, fn: Callable[..., Any], *, show: bool, de
               reuse: Callable[[dict[str, Any]], bool] | None = None, kind: str = "files",
               only: set[int] | None = None) -> dict[int, str]:
     """Run ``fn(index, path, id)`` — a per-file task that writes ``<kind>/<index>.json`` — for every
-    file (of ``only``, when given) without a finished output (``reuse(output)`` false: recomputed
-    too), as a Dask bag of one partition per file in input order. A cluster is started only when
-    there is work (on ``client`` when given). The first pass (``kind="files"``) sets the run's
-    resumed and computed counts. Returns ``{index: error}`` for the tasks that failed outright."""
-    from .trajectories import read_file_output
+    file (of ``only``, when given) without a finished output (recomputed too: an output whose staged
+    residual and audit files are not the ones it recorded, or with ``reuse(output)`` false), as a
+    Dask bag of one partition per file in input order. A cluster is started only when there is work
+    (on ``client`` when given). The first pass (``kind="files"``) sets the run's resumed and
+    computed counts. Returns ``{index: error}`` for the tasks that failed outright."""
+    from .trajectories import read_file_output, staged_problem
 
     todo = []
     for k, (p, t) in enumerate(run.files):
         if only is not None and k not in only:
             continue
         rec = read_file_output(run.run_dir, k, p, kind)
-        if rec is None or (reuse is not None and not reuse(rec)):
+        problem = staged_problem(run.run_dir, k, rec) if rec is not None else None
+        if problem is not None:  # never trusted: the task writes them again (issue 39 §4)
+            print(f"lam-ref {run.command}: recomputing: {problem}", file=sys.stderr)
+        if rec is None or problem is not None or (reuse is not None and not reuse(rec)):
             todo.append((k, p, t))
     if kind == "files":
         run.resumed, run.computed = len(run.files) - len(todo), len(todo)

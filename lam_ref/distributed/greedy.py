@@ -30,6 +30,7 @@ sequence of chunks. Over a corpus the sequence is the manifest of :mod:`lam_ref.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 import tracemalloc
@@ -46,7 +47,7 @@ from ..bands import BandSettings, band_keys
 from ..geometry import delta_sq, sq_dist_rows, validate_positive_int, validate_threshold
 from ..geometry import filter_threshold as _filter_threshold
 from ..substitution import ThresholdMapView
-from .shards import ShardReader, ShardSet
+from .shards import ShardReader, ShardSet, check_file, checksum_file
 
 __all__ = ["CorpusGreedyResult", "corpus_greedy", "fold_identical", "resolve_edges", "tile_pairs"]
 
@@ -116,13 +117,16 @@ def _part_of(keys: np.ndarray, band: int, parts: int) -> np.ndarray:
 _REC = np.dtype([("band", "<i4"), ("key", "<u8"), ("row", "<i8")])
 
 
-def band_map(shards: ShardSet, ids: np.ndarray, tile: int, settings: BandSettings, parts: int, work: str) -> int:
+def band_map(shards: ShardSet, ids: np.ndarray, tile: int, settings: BandSettings, parts: int,
+             work: str) -> dict[str, str]:
     """Band keys of one tile (computed once, saved for the lowest-shared-band test) and the shuffle:
-    the records ``(band, key, row)`` of the tile, one file per destination partition."""
+    the records ``(band, key, row)`` of the tile, one file per destination partition. Returns the
+    XXH3-128 of every file written, by its path under ``work`` (the tasks that read them check
+    them: :func:`_load_checked`)."""
     rows = shards.read(ids)
     keys = band_keys(rows, settings, validated_unit=True)
     w = Path(work)
-    _save(w / "keys" / f"tile-{tile:06d}.npy", keys)
+    sums = {f"keys/tile-{tile:06d}.npy": _save(w / "keys" / f"tile-{tile:06d}.npy", keys)}
     nb = keys.shape[1]
     recs = np.empty(keys.size, dtype=_REC)
     recs["band"] = np.tile(np.arange(nb, dtype=np.int32), keys.shape[0])
@@ -130,28 +134,36 @@ def band_map(shards: ShardSet, ids: np.ndarray, tile: int, settings: BandSetting
     recs["row"] = np.repeat(np.asarray(ids, dtype=np.int64), nb)
     dest = np.concatenate([_part_of(keys[:, b], b, parts)[:, None] for b in range(nb)], axis=1).reshape(-1)
     for p in range(parts):
-        _save(w / "shuffle" / f"part-{p:05d}" / f"tile-{tile:06d}.npy", recs[dest == p])
-    return int(keys.shape[0])
+        name = f"shuffle/part-{p:05d}/tile-{tile:06d}.npy"
+        sums[name] = _save(w / name, recs[dest == p])
+    return sums
 
 
-def _save(path: Path, arr: np.ndarray) -> None:
+def _save(path: Path, arr: np.ndarray) -> str:
+    """Write ``arr`` to ``path`` atomically; its XXH3-128."""
     from .._io import atomic_write
 
-    atomic_write(path, lambda fh: np.save(fh, arr, allow_pickle=False))
+    return checksum_file(atomic_write(path, lambda fh: np.save(fh, arr, allow_pickle=False)))
+
+
+def _load_checked(work: Path, name: str, sums: dict[str, str], mmap_mode: str | None = None) -> np.ndarray:
+    """``work/name``, a file :func:`band_map` wrote in this run, after checking its XXH3-128."""
+    check_file(work / name, sums[name], "band file")
+    return load_npy(work / name, mmap_mode=mmap_mode, allow_pickle=False)
 
 
 class _Keys:
     """Band keys of any unique row (by global id), from the per-tile key files of :func:`band_map`
-    (each file memory-mapped once per task)."""
+    (each file checked and memory-mapped once per task)."""
 
-    def __init__(self, work: str, unique: np.ndarray, tile: int) -> None:
-        self.work, self.unique, self.tile = Path(work), unique, tile
+    def __init__(self, work: str, unique: np.ndarray, tile: int, sums: dict[str, str]) -> None:
+        self.work, self.unique, self.tile, self.sums = Path(work), unique, tile, sums
         self._open: dict[int, np.ndarray] = {}
 
     def _tile(self, k: int) -> np.ndarray:
         arr = self._open.get(k)
         if arr is None:
-            arr = self._open[k] = load_npy(self.work / "keys" / f"tile-{k:06d}.npy", mmap_mode="r", allow_pickle=False)
+            arr = self._open[k] = _load_checked(self.work, f"keys/tile-{k:06d}.npy", self.sums, "r")
         return arr
 
     def get(self, ids: np.ndarray) -> np.ndarray:
@@ -208,12 +220,13 @@ def _bucket_pairs(starts: np.ndarray, sizes: np.ndarray, rows: np.ndarray) -> tu
 
 
 def band_reduce(shards: ShardSet, part: int, work: str, unique: np.ndarray, tile: int, d2: float,
-                split: int) -> tuple[np.ndarray, np.ndarray, int, list[tuple[int, np.ndarray]]]:
-    """Verify the buckets of one shuffle partition. Buckets larger than ``split`` rows are returned
+                split: int, sums: dict[str, str]) -> tuple[np.ndarray, np.ndarray, int, list[tuple[int, np.ndarray]]]:
+    """Verify the buckets of one shuffle partition (the files :func:`band_map` wrote for it in this
+    run, named with their XXH3-128 in ``sums``). Buckets larger than ``split`` rows are returned
     (``(band, rows)``) for block-pair tasks instead of being verified here."""
-    d = Path(work) / "shuffle" / f"part-{part:05d}"
-    files = sorted(d.glob("tile-*.npy"))
-    recs = np.concatenate([load_npy(f, allow_pickle=False) for f in files]) if files else np.zeros(0, _REC)
+    prefix = f"shuffle/part-{part:05d}/"
+    files = sorted(name for name in sums if name.startswith(prefix))
+    recs = np.concatenate([_load_checked(Path(work), f, sums) for f in files]) if files else np.zeros(0, _REC)
     z = np.zeros(0, np.int64)
     if recs.size < 2:
         return z, z, 0, []
@@ -225,7 +238,7 @@ def band_reduce(shards: ShardSet, part: int, work: str, unique: np.ndarray, tile
     large = [(int(recs["band"][s]), recs["row"][s : s + m].copy()) for s, m in zip(starts[big], sizes[big])]
     small = (sizes >= 2) & ~big
     rows = recs["row"]
-    keys = _Keys(work, unique, tile)
+    keys = _Keys(work, unique, tile, sums)
     reader = shards.reader()
     out_i, out_j, cand = [], [], 0
     st, sz = starts[small], sizes[small]
@@ -248,10 +261,10 @@ def band_reduce(shards: ShardSet, part: int, work: str, unique: np.ndarray, tile
 
 
 def bucket_block(shards: ShardSet, band: int, rows: np.ndarray, lo: int, hi: int, work: str,
-                 unique: np.ndarray, tile: int, d2: float) -> tuple[np.ndarray, np.ndarray, int]:
+                 unique: np.ndarray, tile: int, d2: float, sums: dict[str, str]) -> tuple[np.ndarray, np.ndarray, int]:
     """One slice of a large bucket (rows ascending): the pairs ``(rows[x], rows[y])`` with
     ``lo <= x < hi`` and ``y < x``, generated and verified a block of ``hi - lo`` partners at a time."""
-    keys = _Keys(work, unique, tile)
+    keys = _Keys(work, unique, tile, sums)
     u = rows[lo:hi]
     x, y, _ = _bucket_pairs(np.zeros(1, np.int64), np.array([u.size]), u)  # the slice with itself: y < x
     parts_i, parts_j = [u[x]], [u[y]]
@@ -403,7 +416,8 @@ def corpus_greedy(
         settings: band settings (banded mode; default ``r = 4, rel = 0.2``).
         split: banded mode: a bucket with more rows is verified as tasks of this many rows each.
         parts: banded mode: shuffle partitions (default: one per 4 tiles, at least 1).
-        work_dir: folder for the banded shuffle files (default: a temporary folder).
+        work_dir: folder for the banded shuffle files (its ``bands/``, emptied first: files an
+            earlier run left there are never read; default: a temporary folder).
         progress: callable ``(futures, desc) -> iterable of (future, result)`` (default: as completed).
 
     Returns:
@@ -449,12 +463,15 @@ def corpus_greedy(
             tmp = tempfile.TemporaryDirectory(prefix="lam-ref-bands-")
             work_dir = tmp.name
         work = str(Path(work_dir) / "bands")
+        shutil.rmtree(work, ignore_errors=True)  # an earlier run's keys and shuffle files are never read
         try:
             maps = [client.submit(band_map, shards, ids, a, settings, parts, work, pure=False) for a, ids in enumerate(tiles)]
-            for _ in wait(maps, "band keys"):
-                pass
+            written: dict[str, str] = {}  # every band file of this run and its XXH3-128
+            for _, sums in wait(maps, "band keys"):
+                written.update(sums)
             uf = client.scatter(unique, broadcast=True)
-            reds = [client.submit(band_reduce, shards, p, work, uf, tile, d2, split, pure=False) for p in range(parts)]
+            sf = client.scatter(written, broadcast=True)
+            reds = [client.submit(band_reduce, shards, p, work, uf, tile, d2, split, sf, pure=False) for p in range(parts)]
             blocks = []
             for _, (i, j, c, large) in wait(reds, "buckets"):
                 edges.append((i, j))
@@ -463,7 +480,7 @@ def corpus_greedy(
                     rf = client.scatter(rows)
                     for lo in range(0, rows.size, split):
                         blocks.append(client.submit(bucket_block, shards, band, rf, lo, min(lo + split, rows.size),
-                                                    work, uf, tile, d2, pure=False))
+                                                    work, uf, tile, d2, sf, pure=False))
             for _, (i, j, c) in wait(blocks, "large buckets") if blocks else ():
                 edges.append((i, j))
                 candidates += c

@@ -11,6 +11,9 @@ row ranges of ``X``.
 Every shard's XXH3-128 checksum is recorded when it is written and checked whenever a task opens
 the shard (a :class:`ShardReader` checks each shard once and is used by one task): a corrupt,
 truncated or missing shard raises :class:`ShardError` naming the file, and is never used.
+The same checksum binds every other file a run folder holds for later (the corpus map, the staged
+residual and audit files): :func:`file_problem` / :func:`check_file` are the one check
+(issue 39 §4; ``docs/reliability.md``).
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ import xxhash
 from .._io import atomic_write, atomic_write_text, load_npy
 from ..geometry import LamValueError
 
-__all__ = ["ShardError", "ShardReader", "ShardSet", "checksum_file", "write_shard", "write_shards"]
+__all__ = ["ShardError", "ShardReader", "ShardSet", "check_file", "checksum_file", "file_problem", "write_shard",
+           "write_shards"]
 
 
 class ShardError(LamValueError):
-    """A shard that is missing, unreadable, or whose checksum differs from the manifest's."""
+    """A shard (or another run-folder file bound to a checksum) that is missing, unreadable, or whose
+    checksum differs from the one recorded when it was written."""
 
 
 def checksum_file(path: str | os.PathLike[str]) -> str:
@@ -41,6 +46,28 @@ def checksum_file(path: str | os.PathLike[str]) -> str:
         for block in iter(lambda: fh.read(1 << 22), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def file_problem(path: str | os.PathLike[str], expected: str) -> str | None:
+    """Why the file at ``path`` is not the one whose XXH3-128 ``expected`` was recorded when it was
+    written (``"cannot be read: ..."``, ``"is corrupt: checksum ... differs from the recorded ..."``),
+    or ``None`` when it is."""
+    try:
+        got = checksum_file(path)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    return None if got == expected else f"is corrupt: checksum {got} differs from the recorded {expected}"
+
+
+def check_file(path: str | os.PathLike[str], expected: str, what: str) -> None:
+    """Refuse the file at ``path`` unless it is the one written with XXH3-128 ``expected``.
+
+    Raises:
+        ShardError: one line, ``<what> '<path>' <problem>`` (:func:`file_problem`).
+    """
+    problem = file_problem(path, expected)
+    if problem is not None:
+        raise ShardError(f"{what} {str(path)!r} {problem}")
 
 
 def write_shard(path: str | os.PathLike[str], rows: np.ndarray) -> dict[str, Any]:
@@ -128,12 +155,7 @@ class ShardReader:
             return hit
         sh = self.shards
         path = Path(sh.directory) / sh.files[k]
-        try:
-            got = checksum_file(path)
-        except OSError as exc:
-            raise ShardError(f"shard {str(path)!r} cannot be read: {exc.strerror or exc}") from None
-        if got != sh.checksums[k]:
-            raise ShardError(f"shard {str(path)!r} is corrupt: checksum {got} differs from the manifest's {sh.checksums[k]}")
+        check_file(path, sh.checksums[k], "shard")
         arr = load_npy(path, mmap_mode="r", allow_pickle=False)
         if arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] != sh.rows[k] or (arr.shape[0] and arr.shape[1] != sh.dim):
             raise ShardError(f"shard {str(path)!r} has shape {arr.shape} {arr.dtype}, expected ({sh.rows[k]}, {sh.dim}) float32")

@@ -40,6 +40,8 @@ __all__ = [
     "load_for_task",
     "read_file_output",
     "residual_file",
+    "stage_dir",
+    "staged_problem",
     "write_file_output",
 ]
 
@@ -140,15 +142,48 @@ def _record_sha(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool) -> list[str]:
-    """Write trajectory ``k`` of file ``index``'s residual and audit store under ``stage/<index>/``
-    (named by the driver later); with ``check``, the problems found reading them back."""
-    from ..text.residuals import ResidualWriter, written_problems
+STAGE_DIR = "stage"
+STAGE_SUMS = "stage_xxh3_128"  # a record's key: {staged file name: XXH3-128 when it was written}
 
-    stage = Path(run_dir) / "stage" / f"{index:07d}"
+
+def stage_dir(run_dir: str, index: int) -> Path:
+    """Where file ``index``'s tasks stage its residual and audit files for the driver to name."""
+    return Path(run_dir) / STAGE_DIR / f"{index:07d}"
+
+
+def _stage_residual(run_dir: str, index: int, k: int, res: Any, check: bool, sums: dict[str, str]) -> list[str]:
+    """Write trajectory ``k`` of file ``index``'s residual and audit store under ``stage/<index>/``
+    (named by the driver later) and record their XXH3-128 in ``sums`` (the task's record carries
+    them: :func:`staged_problem`); with ``check``, the problems found reading them back."""
+    from ..text.residuals import ResidualWriter, written_problems
+    from .shards import checksum_file
+
+    stage = stage_dir(run_dir, index)
     stage.mkdir(parents=True, exist_ok=True)
-    _, apath = ResidualWriter(stage).write(res, name=str(k))
+    rpath, apath = ResidualWriter(stage).write(res, name=str(k))
+    sums.update({p.name: checksum_file(p) for p in (rpath, apath)})
     return written_problems(apath, res) if check else []
+
+
+def staged_problem(run_dir: str, index: int, record: dict[str, Any]) -> str | None:
+    """Why the staged residual and audit files of file ``index`` are not the ones its ``record`` was
+    written with (issue 39 §4: the driver copies them into ``--residual-dir``), naming the first such
+    file, or ``None``. A record that staged files without recording their checksums (a run folder
+    of an older lam-ref) has a problem too: its files are never trusted."""
+    from ..text.residuals import AUDIT_SUFFIX, RESIDUAL_SUFFIX
+    from .shards import file_problem
+
+    sums = record.get(STAGE_SUMS, {})
+    stage = stage_dir(run_dir, index)
+    for j in record.get("staged", []):
+        for name in (f"{j}{RESIDUAL_SUFFIX}", f"{j}{AUDIT_SUFFIX}"):
+            if name not in sums:
+                return f"staged file {str(stage / name)!r} has no recorded checksum"
+    for name, expected in sums.items():
+        problem = file_problem(stage / name, expected)
+        if problem is not None:
+            return f"staged file {str(stage / name)!r} {problem}"
+    return None
 
 
 def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: str, device: str | None,
@@ -166,7 +201,7 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
 
     trajs, failures = load_for_task(path, tid, fmt)
     encoder = get_encoder(encoder_name, device, backend) if trajs and config.uses_encoder else None
-    summaries, problems, staged = [], [], []
+    summaries, problems, staged, sums = [], [], [], {}
     reuse = EncodingCache(enabled=config.reuse)  # workers share nothing: reuse within the file (SPEC §4.4)
     for k, traj in enumerate(trajs):
         try:
@@ -177,11 +212,11 @@ def compact_file(index: int, path: str, tid: str, fmt: str | None, encoder_name:
         if check:
             problems.extend(result_problems(res))
         if residuals:
-            problems.extend(_stage_residual(run_dir, index, k, res, check))
+            problems.extend(_stage_residual(run_dir, index, k, res, check, sums))
             staged.append(k)
         summaries.append(result_summary(res))
     record = {"index": index, "path": path, "summaries": summaries, "failures": failures, "problems": problems,
-              "staged": staged, "digest": file_digest(summaries, failures)}
+              "staged": staged, STAGE_SUMS: sums, "digest": file_digest(summaries, failures)}
     write_file_output(run_dir, record)
     return {"index": index, "digest": record["digest"], "trajectories": len(summaries), "failed": len(failures),
             "pid": os.getpid()}
@@ -227,29 +262,40 @@ def encode_file(index: int, path: str, tid: str, fmt: str | None, encoder_name: 
 MAP_DIR = "map"
 
 
+def map_file(run_dir: str, name: str, map_sums: dict[str, str]) -> Any:
+    """``map/<name>.npy`` memory-mapped, after checking it is the file the driver wrote in this run
+    (its XXH3-128 in ``map_sums``; :func:`lam_ref.distributed.shards.check_file`)."""
+    from .shards import check_file
+
+    p = Path(run_dir) / MAP_DIR / f"{name}.npy"
+    check_file(p, map_sums[name], "corpus map file")
+    return load_npy(p, mmap_mode="r")
+
+
 def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any, run_dir: str,
-                  check: bool) -> dict[str, Any]:
+                  check: bool, map_sums: dict[str, str]) -> dict[str, Any]:
     """The corpus scope's second pass over one file (``--residual-dir``): each trajectory the first
     pass encoded gets its residual and audit store from the corpus map
-    (:func:`lam_ref.text.pipeline.residual_from_map`, global rows from ``map/first_rows.npy``),
-    staged under ``stage/<index>/`` for the driver to name; ``residuals/<index>.json`` is written
-    last. With ``check`` the staged files are read back and must restore every original record."""
+    (:func:`lam_ref.text.pipeline.residual_from_map`, global rows from ``map/first_rows.npy``; each
+    map file checked against the XXH3-128 ``map_sums`` the driver recorded when it wrote it),
+    staged under ``stage/<index>/`` for the driver to name, with their checksums in
+    ``residuals/<index>.json``, written last. With ``check`` the staged files are read back and must
+    restore every original record."""
 
     from ..text.pipeline import residual_from_map
 
     first = read_file_output(run_dir, index, path)
     if first is None:
         raise LamValueError(f"{path}: the encoding pass left no output in the run folder")
-    mdir = Path(run_dir) / MAP_DIR
-    pi = load_npy(mdir / "pi.npy", mmap_mode="r")
-    dist = load_npy(mdir / "distances.npy", mmap_mode="r")
-    row = int(load_npy(mdir / "first_rows.npy", mmap_mode="r")[index])
+    pi = map_file(run_dir, "pi", map_sums)
+    dist = map_file(run_dir, "distances", map_sums)
+    row = int(map_file(run_dir, "first_rows", map_sums)[index])
     trajs, _ = load_for_task(path, tid, fmt)  # load failures were reported by the first pass
     encoded = list(first["trajectories"])
     from ..text.encoders import get_encoder  # the windows end at this encoder's horizon (SPEC §3.4)
 
     horizon = get_encoder(first["encoder"]["name"], None) if encoded and config.fit_window else None
-    entries, staged, problems, failures = [], [], [], []
+    entries, staged, problems, failures, sums = [], [], [], [], {}
     for k, traj in enumerate(trajs):
         if not encoded or (traj.id, traj.path) != (encoded[0]["id"], encoded[0]["path"]):
             continue  # its encoding failed in the first pass (a failure there)
@@ -263,14 +309,14 @@ def residual_file(index: int, path: str, tid: str, fmt: str | None, config: Any,
             row += want["chunks"]
             continue
         row += res.chunks
-        problems.extend(_stage_residual(run_dir, index, k, res, check))
+        problems.extend(_stage_residual(run_dir, index, k, res, check, sums))
         staged.append(k)
         entries.append({"id": traj.id, "path": traj.path, "tokens_original": res.tokens_original,
                         "tokens_residual_net": res.tokens_residual_net,
                         "tokens_residual_gross": res.tokens_residual_gross, "l1_stubs": res.l1_stubs,
                         "l0_stubs": res.l0_stubs})
     write_file_output(run_dir, {"index": index, "path": path, "summaries": entries, "staged": staged,
-                                "problems": problems, "failures": failures}, kind="residuals")
+                                STAGE_SUMS: sums, "problems": problems, "failures": failures}, kind="residuals")
     return {"index": index, "trajectories": len(entries), "pid": os.getpid()}
 
 

@@ -8,8 +8,8 @@ fastest measured first, docs/performance.md; then torch, the reference) and take
 1. is installed (its packages importable; a missing one is skipped silently: a light install has
    only torch),
 2. loads (its export can be made), and
-3. passes the start-up **self-check** (:func:`self_check`): it encodes the 16 fixed windows of
-   ``selfcheck_windows.json`` (the determinism probe's windows of the shipped demo trajectory) and
+3. passes the start-up **self-check** (:func:`self_check`): it encodes the 24 fixed windows of
+   ``selfcheck_windows.json`` (the determinism probe's default windows of the shipped demo trajectory) and
    the exhaustive greedy rule on them gives, at t = 0.99 and 0.95, the deletion and map digests
    torch gave in the committed determinism report (``determinism/reports/cpu-demo-minilm-f32.json``).
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,9 @@ def fixture() -> dict[str, Any]:
 def encoder_weights(encoder: Any) -> str | None:
     """The SHA-256 of ``encoder``'s model files (:func:`~lam_ref.text.model_files.weights_sha256`),
     ``None`` when its weights are in no local folder (or it has none, as the hashing encoder)."""
-    from .encoders import model_folder
     from .model_files import weights_sha256
 
-    if getattr(encoder, "kind", "") != "sentence-transformers":
-        return None
-    folder = model_folder(encoder.name)
+    folder = getattr(encoder, "weights_folder", None)
     return None if folder is None else weights_sha256(folder)
 
 
@@ -114,11 +112,10 @@ def _installed(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def choose_backend(name: str, device: str | None = None) -> Choice:
+def choose_backend(name: str, device: str | None, load: Callable[[str, str | None, str], Any]) -> Choice:
     """The backend ``--encoder-backend auto`` runs ``name`` on ``device`` with (module docstring);
-    once per process and (name, device)."""
-    from .encoders import get_encoder
-
+    once per process and (name, device). ``load(name, device, backend)`` loads an encoder
+    (:func:`~lam_ref.text.encoders.get_encoder`, which calls this)."""
     passed_over: list[str] = []
     for b in auto_candidates(device):
         if b.name == DEFAULT_BACKEND:
@@ -126,9 +123,9 @@ def choose_backend(name: str, device: str | None = None) -> Choice:
         if not _installed(b.name):
             continue
         try:
-            check = self_check(get_encoder(name, device, b.name))
-        except LamValueError as exc:
-            check = SelfCheck(False, f"could not load: {exc}")
+            check = self_check(load(name, device, b.name))
+        except Exception as exc:  # noqa: BLE001 - a broken optional runtime must not stop the default run
+            check = SelfCheck(False, f"could not load: {type(exc).__name__}: {exc}")
         if check.passed:
             if not passed_over:
                 return Choice(b.name, f"auto: {b.name} ({check.detail})")

@@ -263,7 +263,10 @@ class SentenceTransformerEncoder(Encoder):
         self.dim = int(getdim())
         self.max_tokens = int(self.model.max_seq_length) if self.model.max_seq_length else None
         self.device = str(self.model.device)
-        info = spec.attach(self.model, model_folder(name), self.name, spec)
+        #: the local folder of the weights (``None``: in no local folder); its digest keys the self-check
+        #: of ``auto`` and the on-disk embedding cache (SPEC §4.5, §4.6)
+        self.weights_folder = model_folder(name)
+        info = spec.attach(self.model, self.weights_folder, self.name, spec)
         self.backend_info = None if info is None else dict(info)
         # The model's objects (~430,000: torch, transformers) live as long as the process; frozen
         # out of the collector, the full collection of release_heap after each encoding scans only
@@ -429,7 +432,7 @@ def get_encoder(name: str = DEFAULT_ENCODER, device: str | None = None, backend:
         from .auto_backend import announce, choose_backend
 
         validate_torch_device(device)
-        choice = choose_backend(name, device)
+        choice = choose_backend(name, device, get_encoder)
         announce(choice)
         chosen = copy.copy(get_encoder(name, device, choice.backend))  # the same model, its own choice
         chosen.backend_choice = choice.reason

@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import codec as _codec
 from .. import digest as _digest
+from .. import evidence as _evidence
 from .. import metrics as _metrics
 from ..geometry import LamValueError, delta_from_t, validate_threshold
 from ..online import OnlineSession
@@ -64,6 +65,7 @@ __all__ = [
     "compact_paths",
     "compact_trajectory",
     "encode_chunks",
+    "gold_evidence_json",
     "l1_pass",
     "l1_residual",
     "residual_from_map",
@@ -486,8 +488,17 @@ class CompactionResult(MapView):
             "timings_s": dict(self.timings),
             "warnings": list(self.trajectory.warnings),
             "l2": None if self.l2 is None else self.l2.to_json(),
+            "evidence": None,  # gold-patch evidence: lam-ref compact --gold fills it (gold_evidence_json)
+            "qa_evidence": _qa_evidence_json(self),
         }
         return out
+
+
+def _qa_evidence_json(res: CompactionResult) -> dict[str, Any] | None:
+    """The LoCoMo QA evidence turns the residual keeps (:func:`lam_ref.evidence.qa_evidence_retention`,
+    SPEC §12), with their ``retention`` (``None`` when none is witnessed); ``None`` without QA items."""
+    r = _evidence.qa_evidence_retention(res.trajectory, res.observation_residuals())
+    return None if r is None else _evidence.result_json(r)
 
 
 def compact_trajectory(
@@ -795,7 +806,27 @@ def summarize(results: Sequence[dict[str, Any]], config: CompactionConfig) -> di
         "l1_stubs_skipped": sum(r.get("l1_stubs_skipped", 0) for r in results),
         "l0_stubs": sum(r["l0_stubs"] for r in results),
         "l2": _l2_total([r.get("l2") for r in results]),
+        # pooled over the trajectories that carry it, the rule of sweep's rows[].qa_evidence
+        "qa_evidence": _evidence.pooled_json(r.get("qa_evidence") for r in results),
+        "evidence": _gold_total([r["evidence"] for r in results if r.get("evidence") is not None]),
     }
+
+
+def gold_evidence_json(res: CompactionResult, key: str, patch: str) -> dict[str, Any]:
+    """A trajectory's ``evidence`` with its gold patch (``key``: its id in ``--gold``): the exact
+    and relaxed survival of the patch's evidence lines (:func:`lam_ref.evidence.gold_evidence`,
+    the function ``lam-ref sweep`` measures with; App. F.3, F.4)."""
+    exact, relaxed = _evidence.gold_evidence(res.trajectory, res.observation_residuals(),
+                                             _evidence.evidence_lines(patch))
+    return {"gold_key": key, **_evidence.result_json(exact), "relaxed": _evidence.result_json(relaxed)}
+
+
+def _gold_total(per: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Gold evidence pooled over the trajectories with a gold patch (exact, and ``relaxed``), the
+    pooling of sweep's ``rows[].evidence``; ``None`` when none has one."""
+    if not per:
+        return None
+    return {**_evidence.pooled_json(per), "relaxed": _evidence.pooled_json(e["relaxed"] for e in per)}
 
 
 def _l2_total(reports: list[dict[str, Any] | None]) -> dict[str, Any] | None:
