@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -222,3 +223,27 @@ def arc(*angles):
 #: and 2; the middle row covers all three (``N(δ) = 1``); at ``2δ`` greedy keeps row 0 alone.
 CHAIN_T = 1.0 - 0.15**2 / 2
 
+
+def run_cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
+    """``lam-ref ARGV`` in this process: (exit status, stdout, stderr)."""
+    from lam_ref.cli import main
+
+    rc = main(list(argv))
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def swe_corpus(tmp_path: Path, n: int = 2) -> Path:
+    """A folder ``runs/`` of ``n`` small SWE-agent trajectories (``t0.traj``, ...)."""
+    d = tmp_path / "runs"
+    d.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (d / f"t{i}.traj").write_text(json.dumps(swe_agent_traj(i)))
+    return d
+
+
+def one_error_line(err: str) -> str:
+    """The one ``: error: `` line of ``err`` (the hashing encoder's note aside); fails otherwise."""
+    lines = [x for x in err.splitlines() if x.strip() and "hashing encoder" not in x.lower()]
+    assert len(lines) == 1 and ": error: " in lines[0], f"one error line expected, got {err!r}"
+    return lines[0]

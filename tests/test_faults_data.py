@@ -6,39 +6,15 @@ accounted for by ``restore`` (D8), every Unicode line separator and every file n
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from lam_ref.cli import main
 from lam_ref.text.audit import AuditError, AuditStore
-from lam_ref.text.residuals import LOCK_NAME
 
-from .datagen import PYTEST_OBS, swe_agent_traj, write_jsonl_trajectory
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    rc = main(list(argv))
-    cap = capsys.readouterr()
-    return rc, cap.out, cap.err
-
-
-def _corpus(tmp_path: Path, n: int = 2) -> Path:
-    d = tmp_path / "runs"
-    d.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        (d / f"t{i}.traj").write_text(json.dumps(swe_agent_traj(i)))
-    return d
-
-
-def _error_line(err: str) -> str:
-    lines = [x for x in err.splitlines() if x.strip() and "hashing encoder" not in x.lower()]
-    assert len(lines) == 1 and ": error: " in lines[0], f"one error line expected, got {err!r}"
-    return lines[0]
-
+from .datagen import PYTEST_OBS, one_error_line, run_cli, swe_agent_traj, swe_corpus, write_jsonl_trajectory
 
 # ---- D1, D12: outputs never inputs ---------------------------------------------------------------
 
@@ -53,13 +29,13 @@ def _error_line(err: str) -> str:
 def test_d1_d12_an_output_inside_the_inputs_is_refused_and_nothing_changes(option, target, tmp_path, capsys):
     """D1/D12: an output that is an input file or lies inside an input folder is refused (exit 2,
     one line naming the option) before any work; every input byte is unchanged."""
-    d = _corpus(tmp_path)
+    d = swe_corpus(tmp_path)
     before = {p: p.read_bytes() for p in d.rglob("*") if p.is_file()}
     (d / "sub").mkdir()
     (d / "res").mkdir()
-    rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", option, str(tmp_path / target))
+    rc, _, err = run_cli(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", option, str(tmp_path / target))
     assert rc == 2, f"{option} {target}: exit 2 expected, got {rc}: {err}"
-    assert option in _error_line(err), f"the line names {option}: {err!r}"
+    assert option in one_error_line(err), f"the line names {option}: {err!r}"
     after = {p: p.read_bytes() for p in d.rglob("*") if p.is_file()}
     assert after == before, f"{option} {target}: the inputs changed: {set(after) ^ set(before)}"
 
@@ -67,93 +43,42 @@ def test_d1_d12_an_output_inside_the_inputs_is_refused_and_nothing_changes(optio
 @pytest.mark.parametrize("command", ["pairs", "sweep", "compare", "verify"])
 def test_d1_pairs_and_sweep_refuse_an_output_that_is_an_input(command, tmp_path, capsys):
     """D1: the other trajectory commands refuse ``--json`` onto an input file too (exit 2, input unchanged)."""
-    d = _corpus(tmp_path, 1)
+    d = swe_corpus(tmp_path, 1)
     before = (d / "t0.traj").read_bytes()
-    rc, _, err = _run(capsys, command, str(d), "--encoder", "hash", "--no-progress", "--json", str(d / "t0.traj"))
-    assert rc == 2 and "--json" in _error_line(err), f"{command}: {rc} {err!r}"
+    rc, _, err = run_cli(capsys, command, str(d), "--encoder", "hash", "--no-progress", "--json", str(d / "t0.traj"))
+    assert rc == 2 and "--json" in one_error_line(err), f"{command}: {rc} {err!r}"
     assert (d / "t0.traj").read_bytes() == before, f"{command}: the input is unchanged"
 
 
 def test_d1_the_embeddings_sidecar_may_not_be_an_input(tmp_path, capsys):
     """D1: ``--save-embeddings X.npy`` also writes ``X.ids.json``; that one may not be an input either."""
-    d = _corpus(tmp_path, 1)
+    d = swe_corpus(tmp_path, 1)
     side = tmp_path / "emb.ids.json"
     side.write_text(json.dumps(swe_agent_traj(7)))
-    rc, _, err = _run(capsys, "compact", str(d), str(side), "--format", "swe-agent", "--encoder", "hash",
+    rc, _, err = run_cli(capsys, "compact", str(d), str(side), "--format", "swe-agent", "--encoder", "hash",
                       "--no-progress", "--save-embeddings", str(tmp_path / "emb.npy"))
-    assert rc == 2 and "ids.json" in _error_line(err), f"the sidecar is refused: {rc} {err!r}"
+    assert rc == 2 and "ids.json" in one_error_line(err), f"the sidecar is refused: {rc} {err!r}"
     assert json.loads(side.read_text()) == swe_agent_traj(7), "the input behind the sidecar name is unchanged"
 
 
 def test_d12_our_own_outputs_are_skipped_when_a_folder_is_scanned(tmp_path, capsys):
     """D12: residual, audit, native and restored files lying in an input folder (an earlier run's
     output moved there) are never read back as input: skipped, each with a warning line."""
-    d = _corpus(tmp_path, 1)
+    d = swe_corpus(tmp_path, 1)
     res = tmp_path / "res"
-    rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
+    rc, _, err = run_cli(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
                       "--mkdir", "--residual-format", "native")
     assert rc == 0, err
     for f in res.iterdir():
         if not f.name.startswith("."):
             (d / f.name).write_bytes(f.read_bytes())
     rep = tmp_path / "r.json"
-    rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--json", str(rep))
+    rc, _, err = run_cli(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--json", str(rep))
     assert rc == 0, err
     ids = [t["id"] for t in json.loads(rep.read_text())["trajectories"]]
     assert ids == ["t0"], f"only the real input is read, not our outputs: {ids}"
     skipped = [x for x in err.splitlines() if "lam-ref output file" in x]
     assert len(skipped) == 2, f"one warning per skipped output (residual, native; audit stores match no pattern): {err!r}"
-
-
-# ---- D11: a second run, concurrent writers --------------------------------------------------------
-
-def test_d11_a_second_run_into_the_same_residual_dir_needs_overwrite(tmp_path, capsys):
-    """D11: a second run into a --residual-dir holding an earlier run's files is refused (exit 2)
-    and leaves them byte for byte; ``--overwrite`` replaces them."""
-    d = _corpus(tmp_path, 1)
-    res = tmp_path / "res"
-    argv = ["compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res), "--mkdir"]
-    assert _run(capsys, *argv)[0] == 0
-    first = {p.name: p.read_bytes() for p in res.iterdir()}
-    (d / "t0.traj").write_text(json.dumps(swe_agent_traj(5)))
-    rc, _, err = _run(capsys, *argv)
-    assert rc == 2 and "--overwrite" in _error_line(err), f"refused, naming --overwrite: {rc} {err!r}"
-    assert {p.name: p.read_bytes() for p in res.iterdir()} == first, "the first run's files are untouched"
-    rc, _, err = _run(capsys, *argv, "--overwrite")
-    assert rc == 0, err
-    assert (res / "t0.audit.json").read_bytes() != first["t0.audit.json"], "--overwrite replaced the store"
-
-
-def test_d11_a_concurrent_writer_is_refused_while_the_lock_is_held(tmp_path, capsys):
-    """D11: while another run holds the folder's lock, a run into it is refused (exit 2) naming the
-    lock; when the holder is gone (closed or killed: flock) the folder can be used again."""
-    d = _corpus(tmp_path, 1)
-    res = tmp_path / "res"
-    res.mkdir()
-    with open(res / LOCK_NAME, "a+b") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res))
-        assert rc == 2 and LOCK_NAME in _error_line(err), f"refused while locked: {rc} {err!r}"
-        assert not list(res.glob("*.audit.json")), "nothing was written while another run held the folder"
-    rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res))
-    assert rc == 0 and (res / "t0.audit.json").is_file(), f"usable once the lock is released: {err}"
-
-
-# ---- D8: every residual accounted for -----------------------------------------------------------
-
-def test_d8_a_residual_without_its_audit_store_fails_restore(tmp_path, capsys):
-    """D8: ``restore DIR`` with a residual whose audit store is missing (a kill between the two
-    writes) reports it as failed and exits 1; the others still restore."""
-    d = _corpus(tmp_path, 2)
-    res = tmp_path / "res"
-    assert _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
-                "--mkdir")[0] == 0
-    (res / "t1.audit.json").unlink()
-    rc, out, err = _run(capsys, "restore", str(res))
-    assert rc == 1, f"exit 1 expected: {rc} {out} {err}"
-    failed = [x for x in err.splitlines() if ": failed: " in x]
-    assert len(failed) == 1 and "t1.residual.jsonl" in failed[0] and "audit store" in failed[0], err
-    assert "1 of 2 trajectories restored" in out, f"both residuals counted: {out}"
 
 
 # ---- D5, D6: framing agrees on every line separator and file name ---------------------------------
@@ -165,11 +90,11 @@ def test_d5_line_separators_in_records_restore_byte_for_byte(sep, tmp_path, caps
     f = write_jsonl_trajectory(tmp_path / "in" / "t.jsonl", [("ls", f"a{sep}b\n" + PYTEST_OBS), ("ls", PYTEST_OBS)],
                                head=[("user", f"task{sep}x")])
     res, out = tmp_path / "res", tmp_path / "orig"
-    rc, _, err = _run(capsys, "compact", str(f), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
+    rc, _, err = run_cli(capsys, "compact", str(f), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
                       "--mkdir", "--residual-format", "native", "--check")
     assert rc == 0, err
     for fmt in ("jsonl", "native"):
-        rc, _, err = _run(capsys, "restore", str(res), "--out", str(out / fmt), "--mkdir", "--residual-format", fmt)
+        rc, _, err = run_cli(capsys, "restore", str(res), "--out", str(out / fmt), "--mkdir", "--residual-format", fmt)
         assert rc == 0, f"{fmt}: {err}"
     texts = [json.loads(x)["text"] for x in (out / "jsonl" / "t.original.jsonl").read_text().split("\n") if x]
     want = [json.loads(x)["text"] for x in f.read_text().split("\n") if x]
@@ -184,10 +109,10 @@ def test_d6_a_non_utf8_byte_in_a_file_name_round_trips(tmp_path, capsys):
     name = os.fsdecode(b"t\xff.traj")
     (d / name).write_text(json.dumps(swe_agent_traj(1)))
     res = tmp_path / "res"
-    rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
+    rc, _, err = run_cli(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
                       "--mkdir", "--check")
     assert rc == 0, err
-    rc, out, err = _run(capsys, "restore", str(res), "--out", str(tmp_path / "o"), "--mkdir")
+    rc, out, err = run_cli(capsys, "restore", str(res), "--out", str(tmp_path / "o"), "--mkdir")
     assert rc == 0 and "1 of 1 trajectories restored" in out, f"restored: {rc} {out} {err}"
     rows = [json.loads(x) for x in next((tmp_path / "o").iterdir()).read_text(encoding="utf-8").splitlines()]
     assert any("\udcff" in r["source"] for r in rows), "the sources name the file as it is"
@@ -240,37 +165,11 @@ def test_d9_a_version_2_store_edited_to_1_is_refused(tmp_path):
 
 def test_d9_the_restore_table_states_what_was_checked(tmp_path, capsys):
     """D9: the restore table says what was checked for each store (texts' SHA-256 and fields)."""
-    d = _corpus(tmp_path, 1)
+    d = swe_corpus(tmp_path, 1)
     res = tmp_path / "res"
-    assert _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
+    assert run_cli(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res),
                 "--mkdir")[0] == 0
-    rc, out, err = _run(capsys, "restore", str(res))
+    rc, out, err = run_cli(capsys, "restore", str(res))
     assert rc == 0 and "SHA-256 of every record text and its role, turn, source, name" in out, out + err
 
 
-def test_d11_a_killed_run_leaves_no_lock_that_blocks_the_next(tmp_path, capsys):
-    """D11: the lock is an ``flock``: a run killed with SIGKILL while holding the folder leaves at
-    most the lock file, which does not block the next run; a finished run removes it."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    d = _corpus(tmp_path, 1)
-    res = tmp_path / "res"
-    res.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\nfrom lam_ref.text.residuals import claim_residual_dir\n"
-        f"with claim_residual_dir({str(res)!r}):\n    print('held', flush=True)\n    time.sleep(60)\n")],
-        stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=os.getcwd()))
-    try:
-        assert holder.stdout.readline().strip() == "held", "the holder took the lock"
-        rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res))
-        assert rc == 2 and LOCK_NAME in _error_line(err), f"refused while held: {rc} {err!r}"
-    finally:
-        holder.send_signal(signal.SIGKILL)
-        holder.wait(timeout=30)
-    time.sleep(0.1)
-    rc, _, err = _run(capsys, "compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(res))
-    assert rc == 0, f"the killed holder does not block: {err}"
-    assert not (res / LOCK_NAME).exists(), "a finished run removes its lock file"
