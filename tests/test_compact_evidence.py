@@ -235,3 +235,23 @@ def test_gold_is_one_option_of_every_command_that_measures_evidence(argv):
     sub = next(a for a in parser._actions if a.dest == "command" or getattr(a, "choices", None))
     gold = next(a for a in sub.choices[argv[0]]._actions if "--gold" in a.option_strings)
     assert gold.metavar == "PATCHES", f"{argv[0]}: --gold metavar {gold.metavar!r}"
+
+
+@pytest.mark.dask
+def test_compact_on_dask_reports_and_warns_like_serial(tmp_path, capsys):
+    """The Dask compact (``--workers 1``) carries the same ``qa_evidence`` per trajectory and in
+    TOTAL as the serial run, and prints the same one evidence-id warning (issue 35 §4)."""
+    pytest.importorskip("distributed")
+    src = write_locomo(tmp_path / "locomo10.json", CONVERSATIONS)
+    serial, _, _ = _compact(tmp_path, capsys, src)
+    rep = tmp_path / "dask.json"
+    assert main(["compact", str(src), *RUN, "-t", THRESHOLD, "--workers", "1", "--json", str(rep)]) == 0, (
+        f"compact on Dask ran: {capsys.readouterr().err}")
+    err = capsys.readouterr().err
+    report = json.loads(rep.read_text(encoding="utf-8"))
+    assert [t["qa_evidence"] for t in report["trajectories"]] == [t["qa_evidence"] for t in serial["trajectories"]], (
+        "per-trajectory qa_evidence: Dask == serial")
+    assert report["total"]["qa_evidence"] == serial["total"]["qa_evidence"], (
+        f"TOTAL: Dask {report['total']['qa_evidence']} != serial {serial['total']['qa_evidence']}")
+    warned = [x for x in err.splitlines() if x.startswith("lam-ref compact: warning: ")]
+    assert len(warned) == 1 and "D9:9" in warned[0], f"one evidence-id warning on Dask too: {warned}"
