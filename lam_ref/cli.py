@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    name = _innermost(parser, args).prog  # "lam-ref determinism compare": errors name the innermost subcommand
     try:
         from ._io import InputError
         from .commands._paths import check_command_paths
@@ -150,14 +151,14 @@ def main(argv: list[str] | None = None) -> int:
         except InputError as exc:  # an input file that cannot be read as asked, named (exit 2)
             raise LamValueError(str(exc)) from exc
     except LamValueError as exc:
-        print(f"lam-ref {args.command}: error: {printable(exc)}", file=sys.stderr)
+        print(f"{name}: error: {printable(exc)}", file=sys.stderr)
         return 2
     except FileNotFoundError as exc:
-        print(f"lam-ref {args.command}: error: {printable(exc)}", file=sys.stderr)
+        print(f"{name}: error: {printable(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # a disk full, a permission lost mid-run: one line naming the path, not a traceback
         where = f" {printable(exc.filename)}:" if exc.filename else ""
-        print(f"lam-ref {args.command}: error:{where} {printable(exc.strerror or exc)}", file=sys.stderr)
+        print(f"{name}: error:{where} {printable(exc.strerror or exc)}", file=sys.stderr)
         return 1
 
 

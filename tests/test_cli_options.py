@@ -211,6 +211,16 @@ def test_usage_errors_name_the_subcommand(argv, prog, capsys):
     assert len(lines) == 1 and lines[0].startswith(f"{prog}: error: "), f"{argv}: one line naming {prog}: {err!r}"
 
 
+def test_runtime_errors_name_the_innermost_subcommand(tmp_path, capsys):
+    """An error found while running (not parsing) is one line naming the whole subcommand,
+    ``lam-ref determinism compare: error: ...``, not ``lam-ref determinism: error: ...`` (issue 35 §4)."""
+    missing = tmp_path / "no-such-report.json"
+    rc = main(["determinism", "compare", str(missing), str(missing)])
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert rc == 2, f"a missing report is an unusable input: exit {rc}"
+    assert len(lines) == 1 and lines[0].startswith("lam-ref determinism compare: error: "), f"one line: {lines}"
+
+
 def test_compare_creates_a_missing_json_folder_with_mkdir(tmp_path, capsys):
     """``compare`` accepts the ``--mkdir`` its error message suggests (issue 35 §4): without it a
     missing ``--json`` folder is refused (exit 2, nothing created), with it the folder is made."""

@@ -13,7 +13,7 @@ from .._io import write_json
 from ..determinism.encoder import run_precision
 from ..determinism.report import repeated_reports
 from ..geometry import LamValueError
-from ..tables import table
+from ..tables import plural, table
 from ._dask import add_cluster_options, probe_steps
 from ._options import add_mkdir, add_trajectory_run_options, compaction_config
 from ._paths import reads, validate_output_dir, validate_output_file, writes
@@ -163,7 +163,7 @@ def run_probe(args: argparse.Namespace) -> int:
         print(table(rows, ["batch", "t", "dropped", "deletion digest", "map digest", "δ̂", "min margin (cos)", "at risk",
                            "certified"]))
     j = report["jitter"]
-    print(f"{report['input']['chunks']} windows of {report['input']['trajectories']} trajectories; encoder "
+    print(f"{plural(report['input']['chunks'], 'window')} of {plural(report['input']['trajectories'])}; encoder "
           f"{report['encoder']['name']} ({run_precision(report['encoder'].get('backend'), report['settings']['dtype'])}, "
           f"{report['settings']['device']}); windows "
           f"{det.window_label(report)} tokens; jitter vs batch "
@@ -249,7 +249,7 @@ def run_matrix(args: argparse.Namespace) -> int:
     cmp = summary["comparison"]
     runs = sum(g["runs"] for g in cmp["groups"]) if cmp else 0
     ok = summary["agree"]
-    print(f"verdict: {'every digest agrees' if ok else 'DIGESTS DIFFER or a probe failed'} ({runs} runs over "
+    print(f"verdict: {'every digest agrees' if ok else 'DIGESTS DIFFER or a probe failed'} ({plural(runs, 'run')} over "
           f"{sum(r['status'] == 'run' for r in summary['configurations'])} configurations); largest |Δsq| across kernels "
           f"{_g(summary['max_cross_sq'])} against the smallest margin {_g(summary['smallest_margin_sq'])}: "
           f"{'certified (STAB)' if summary['certified_across_kernels'] else 'NOT certified'}; "
@@ -283,7 +283,7 @@ def run_compare(args: argparse.Namespace) -> int:
                 [c.replace("_", " ") for c in cols]), file=out)
     for g in res.groups:
         w = g["weights_sha256"][:12] if g["weights_sha256"] else "unknown"
-        head = f"input {g['input_sha256'][:12]} weights {w} windows {g['windows']} t={g['threshold']}: {g['runs']} runs"
+        head = f"input {g['input_sha256'][:12]} weights {w} windows {g['windows']} t={g['threshold']}: {plural(g['runs'], 'run')}"
         if g["agree"]:
             print(f"{head}: one deletion digest, one map digest", file=out)
             continue
