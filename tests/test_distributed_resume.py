@@ -21,8 +21,11 @@ pytest.importorskip("distributed")
 from lam_ref.distributed.shards import ShardError, checksum_file  # noqa: E402
 from lam_ref.distributed.trajectories import map_file, staged_problem  # noqa: E402
 
-from .datagen import outcome  # noqa: E402
-from .test_faults_data import _corpus, _run  # noqa: E402
+from .datagen import (  # noqa: E402
+    outcome,  # noqa: E402
+    run_cli,
+    swe_corpus,
+)
 
 pytestmark = pytest.mark.dask
 
@@ -68,10 +71,10 @@ def test_corpus_resume_recomputes_edited_run_folder_files_and_equals_a_fresh_run
     residual files equal a fresh run's. Before, the edited staged residual was copied into
     ``--residual-dir`` (and bound to a new audit store) with exit 0, and the stale shuffle file was
     read by the banded greedy."""
-    d = _corpus(tmp_path, 3)
+    d = swe_corpus(tmp_path, 3)
     run, ra, rb, fresh = tmp_path / "run", tmp_path / "ra", tmp_path / "rb", tmp_path / "fresh"
     base = ["compact", str(d), "--encoder", "hash", "--scope", "corpus", "--workers", "1", "--no-progress", "--mkdir"]
-    rc, _, err = _run(capsys, *base, "--resume", str(run), "--residual-dir", str(ra), "--json", str(tmp_path / "a.json"))
+    rc, _, err = run_cli(capsys, *base, "--resume", str(run), "--residual-dir", str(ra), "--json", str(tmp_path / "a.json"))
     assert rc == 0, f"first run: {err}"
     for kind in ("files", "residuals"):  # the last file unfinished, as a run killed before it
         (run / kind / "0000002.json").unlink()
@@ -81,11 +84,11 @@ def test_corpus_resume_recomputes_edited_run_folder_files_and_equals_a_fresh_run
     staged = _edit_staged_residual(run / "stage" / "0000001")
     stale = np.array([(0, 7, 10**6), (0, 7, 10**6 + 1)], dtype=[("band", "<i4"), ("key", "<u8"), ("row", "<i8")])
     np.save(run / "bands" / "shuffle" / "part-00000" / "tile-099999.npy", stale)  # a banded shuffle file left over
-    rc, out, err = _run(capsys, *base, "--resume", str(run), "--residual-dir", str(rb), "--json", str(tmp_path / "b.json"))
+    rc, out, err = run_cli(capsys, *base, "--resume", str(run), "--residual-dir", str(rb), "--json", str(tmp_path / "b.json"))
     assert rc == 0, f"the resumed run recomputes what it cannot trust: rc={rc} {err}"
     assert "recomputing" in err and shard.name in err and "corrupt" in err, f"the edited shard is named: {err}"
     assert any("recomputing" in x and str(staged) in x for x in err.splitlines()), f"the edited staged file is named: {err}"
-    rc, _, err = _run(capsys, *base, "--residual-dir", str(fresh), "--json", str(tmp_path / "f.json"))
+    rc, _, err = run_cli(capsys, *base, "--residual-dir", str(fresh), "--json", str(tmp_path / "f.json"))
     assert rc == 0, f"fresh run: {err}"
     a, b, f = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json", "f.json"))
     assert _found(b) == _found(f) and _found(a) == _found(f), "the resumed report equals a fresh run's"
@@ -97,13 +100,13 @@ def test_corpus_resume_recomputes_edited_run_folder_files_and_equals_a_fresh_run
 def test_trajectory_scope_resume_recomputes_an_edited_staged_file(tmp_path, capsys):
     """The per-trajectory scope stages its residual and audit files the same way: an edited staged
     audit store is recomputed on resume (named), and the residual folder equals a fresh run's."""
-    d = _corpus(tmp_path, 2)
+    d = swe_corpus(tmp_path, 2)
     run, ra, rb = tmp_path / "run", tmp_path / "ra", tmp_path / "rb"
     base = ["compact", str(d), "--encoder", "hash", "--workers", "1", "--no-progress", "--mkdir"]
-    assert _run(capsys, *base, "--resume", str(run), "--residual-dir", str(ra))[0] == 0
+    assert run_cli(capsys, *base, "--resume", str(run), "--residual-dir", str(ra))[0] == 0
     store = sorted((run / "stage" / "0000000").glob("*.audit.json"))[0]
     _flip(store, 10)
-    rc, _, err = _run(capsys, *base, "--resume", str(run), "--residual-dir", str(rb))
+    rc, _, err = run_cli(capsys, *base, "--resume", str(run), "--residual-dir", str(rb))
     assert rc == 0 and "recomputing" in err and str(store) in err, f"the edited store is recomputed: rc={rc} {err}"
     assert _files(rb) == _files(ra), "the resumed run's residual files equal the first run's"
 

@@ -14,7 +14,7 @@ import pytest
 
 from lam_ref.cli import main
 
-from .test_faults_data import _corpus, _run
+from .datagen import run_cli, swe_corpus
 
 DEEP = "[" * 100_000 + "]" * 100_000
 HUGE = "[" + "9" * 5000 + "]"
@@ -31,12 +31,12 @@ def _one_error(rc: int, err: str, name: str) -> None:
 def test_restore_a_fifo_audit_store_in_a_folder_fails_that_store(tmp_path, capsys):
     """A ``restore`` folder whose ``x.audit.json`` is a FIFO (reading it blocked forever): that
     store fails in one ``failed:`` line naming it, the other trajectory restores, exit 1."""
-    d = _corpus(tmp_path)
+    d = swe_corpus(tmp_path)
     out = tmp_path / "out"
     assert main(["compact", str(d), "--encoder", "hash", "--no-progress", "--residual-dir", str(out), "--mkdir"]) == 0
     (out / "t1.audit.json").unlink()
     os.mkfifo(out / "t1.audit.json")
-    rc, stdout, err = _run(capsys, "restore", str(out))
+    rc, stdout, err = run_cli(capsys, "restore", str(out))
     failed = [x for x in err.splitlines() if ": failed: " in x]
     assert rc == 1 and len(failed) == 1 and "t1.audit.json" in failed[0] and "FIFO" in failed[0], \
         f"the FIFO store must fail by name: rc={rc} {err!r}"
@@ -44,7 +44,7 @@ def test_restore_a_fifo_audit_store_in_a_folder_fails_that_store(tmp_path, capsy
 
 
 def _gold_args(tmp_path: Path, f: Path) -> list[str]:
-    return ["sweep", str(_corpus(tmp_path)), "--encoder", "hash", "--no-progress", "--gold", str(f)]
+    return ["sweep", str(swe_corpus(tmp_path)), "--encoder", "hash", "--no-progress", "--gold", str(f)]
 
 
 def _report_args(tmp_path: Path, f: Path) -> list[str]:
@@ -62,7 +62,7 @@ def _profile_args(tmp_path: Path, f: Path) -> list[str]:
 
 
 def _lre_args(tmp_path: Path, f: Path) -> list[str]:
-    return ["compare", str(_corpus(tmp_path)), "--encoder", "hash", "--methods", "lre", "--lre-weights", str(f)]
+    return ["compare", str(swe_corpus(tmp_path)), "--encoder", "hash", "--methods", "lre", "--lre-weights", str(f)]
 
 
 @pytest.mark.timeout(120)
@@ -74,7 +74,7 @@ def test_json_parser_limits_are_one_line_naming_the_file(build, content, tmp_pat
     exit 2, no traceback (they raised RecursionError / ValueError before)."""
     f = tmp_path / "limit.json"
     f.write_text(content)
-    rc, _, err = _run(capsys, *build(tmp_path, f))
+    rc, _, err = run_cli(capsys, *build(tmp_path, f))
     _one_error(rc, err, "limit.json")
 
 
@@ -86,7 +86,7 @@ def test_a_npy_header_past_numpys_limit_is_one_line(cmd, tmp_path, capsys):
     header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), " + " " * 20_000 + "}\n"
     f.write_bytes(b"\x93NUMPY\x02\x00" + len(header).to_bytes(4, "little") + header.encode("latin1") + b"\0" * 4)
     argv = [cmd, str(f)] + (["--kept", str(f), "-t", "0.9"] if cmd == "audit" else [])
-    rc, _, err = _run(capsys, *argv)
+    rc, _, err = run_cli(capsys, *argv)
     _one_error(rc, err, "big-header.npy")
 
 
@@ -97,7 +97,7 @@ def test_verify_ids_beside_the_embeddings_that_are_a_fifo(tmp_path, capsys):
     e = tmp_path / "emb.npy"
     np.save(e, np.eye(4, dtype=np.float32))
     os.mkfifo(tmp_path / "emb.ids.json")
-    rc, _, err = _run(capsys, "verify", str(e), "-t", "0.9")
+    rc, _, err = run_cli(capsys, "verify", str(e), "-t", "0.9")
     _one_error(rc, err, "emb.ids.json")
 
 
@@ -109,6 +109,6 @@ def test_an_input_past_the_size_limit_is_refused_naming_it(cmd, tmp_path, capsys
     f = tmp_path / "big.json"
     f.write_bytes(b" " * 4096)
     monkeypatch.setenv("LAM_REF_MAX_FILE_BYTES", "1024")
-    rc, _, err = _run(capsys, *cmd.split(), str(f))
+    rc, _, err = run_cli(capsys, *cmd.split(), str(f))
     _one_error(rc, err, "big.json")
     assert "LAM_REF_MAX_FILE_BYTES" in err, err
