@@ -30,7 +30,7 @@ from .keptset import KeptOutput, read_kept
 from .precision import band_for, found_pair_findings, judge
 
 __all__ = ["SIGNED_ZEROS", "WITNESS_CASES", "as_kept", "call_kept", "case_input", "found_pairs_rule", "identical_rows_t1",
-           "in_band", "judge_case", "kept_checks", "mixed_cases", "prefix_property"]
+           "in_band", "judge_case", "kept_checks", "mixed_cases", "prefix_property", "run_oracle_cases"]
 
 SIGNED_ZEROS = np.array([[0.0, 1.0, 0.0, 0.0], [-0.0, 1.0, -0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [-0.0, -0.0, 1.0, -0.0]],
                          dtype=np.float32)
@@ -143,6 +143,19 @@ def as_kept(pi: np.ndarray) -> KeptOutput:
     return KeptOutput(kept_mask(pi), pi)
 
 
+def run_oracle_cases(ctx: Context, body: Callable[..., None], examples: int = 150) -> None:
+    """Run an equals-the-oracle ``body(case, exact_ties=False)`` on the exact ties (no tie band),
+    the witness cases (lowest vs nearest kept row) and ``examples`` drawn :func:`mixed_cases`."""
+    for name, rows, t, want in EXACT_TIES:
+        e = np.array(rows, dtype=np.float32)
+        ctx.note({"case": name, "embeddings": e, "t": t, "expected_pi": want})
+        body((e, t), exact_ties=True)
+    for name, e, t in WITNESS_CASES:
+        ctx.note({"case": name, "embeddings": e, "t": t})
+        body((e, t))
+    ctx.run(mixed_cases(), body, examples=examples)
+
+
 def _as_member(module: str, prefix: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Name a check function made by :func:`kept_checks` as a function of ``module``
     (``check_kept_sound`` -> ``check_<prefix>_sound``), before it is registered."""
@@ -201,14 +214,7 @@ def kept_checks(profile: str, precision: str, prefix: str, module: str) -> tuple
             got = call_kept(impl, e, t)
             judge_case(e, t, got, precision=precision, complete=True, soundness_only=False, exact_ties=exact_ties)
 
-        for name, rows, t, want in EXACT_TIES:
-            e = np.array(rows, dtype=np.float32)
-            ctx.note({"case": name, "embeddings": e, "t": t, "expected_pi": want})
-            body((e, t), exact_ties=True)
-        for name, e, t in WITNESS_CASES:
-            ctx.note({"case": name, "embeddings": e, "t": t})
-            body((e, t))
-        ctx.run(mixed_cases(), body, examples=150)
+        run_oracle_cases(ctx, body)
 
     @check(f"{prefix}.prefix", claim="ONLINE", spec="§5/§15.5 the kept set of a prefix is the prefix of the kept set",
            parts=("kept",), profiles=(profile,), shown_to_fail_on=("m205_kept_keeps_newest",))

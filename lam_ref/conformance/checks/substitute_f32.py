@@ -7,12 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..asserts import call_substitute
 from ..harness import Context, check
-from ..hazards import EXACT_TIES
-from ..keptform import WITNESS_CASES, as_kept, case_input, judge_case, mixed_cases
+from ..keptform import as_kept, case_input, judge_case, mixed_cases, run_oracle_cases
 
 
 @check("substitute_f32.sound", claim="DEF1", spec="§2.2/§5 every merge within δ, up to the float32-cosine tie band",
@@ -39,11 +36,4 @@ def check_substitute_f32_equals_oracle(impl: Any, ctx: Context) -> None:
         pi = call_substitute(impl, e, t)
         judge_case(e, t, as_kept(pi), precision="float32-cosine", complete=True, soundness_only=False, exact_ties=exact_ties)
 
-    for name, rows, t, want in EXACT_TIES:
-        e = np.array(rows, dtype=np.float32)
-        ctx.note({"case": name, "embeddings": e, "t": t, "expected_pi": want})
-        body((e, t), exact_ties=True)
-    for name, e, t in WITNESS_CASES:
-        ctx.note({"case": name, "embeddings": e, "t": t})
-        body((e, t))
-    ctx.run(mixed_cases(), body, examples=150)
+    run_oracle_cases(ctx, body)
