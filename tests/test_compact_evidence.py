@@ -39,7 +39,9 @@ CONVERSATIONS = [
      [["D1:3"], ["D1:2"], ["D9:9"]]),
 ]
 THRESHOLD = "0.9"
-RUN = ["--encoder", "hash", "--no-progress", "--no-l2"]
+#: The paper's stub rule (every dropped window becomes a stub, SPEC §8.1 ``--l0-stubs paper``): the short
+#: turns here would otherwise stay verbatim under the net-positive rule, and no evidence would be lost.
+RUN = ["--encoder", "hash", "--no-progress", "--no-l2", "--l0-stubs", "paper"]
 
 
 def _expected(conversations, residual_dir: Path) -> list[tuple[int, int]]:
@@ -97,7 +99,7 @@ def test_compact_total_equals_sweep_at_the_same_threshold(tmp_path, capsys):
     src = write_locomo(tmp_path / "locomo10.json", CONVERSATIONS)
     report, _, _ = _compact(tmp_path, capsys, src)
     sj = tmp_path / "sweep.json"
-    assert main(["sweep", str(src), "--encoder", "hash", "--no-progress", "-t", THRESHOLD, "--json", str(sj)]) == 0, (
+    assert main(["sweep", str(src), "--encoder", "hash", "--no-progress", "--l0-stubs", "paper", "-t", THRESHOLD, "--json", str(sj)]) == 0, (
         f"sweep ran: {capsys.readouterr().err}")
     out = capsys.readouterr().out
     (row,) = json.loads(sj.read_text(encoding="utf-8"))["rows"]
@@ -205,7 +207,7 @@ def test_compact_gold_evidence_is_the_residuals_and_sweeps(tmp_path, capsys):
     header = out.splitlines()[0].split()
     assert "evidence" in header and "QA" not in header, f"a gold evidence column, no QA column: {header}"
     sj = tmp_path / "sweep.json"
-    assert main(["sweep", str(runs), "--encoder", "hash", "--no-progress", "-t", THRESHOLD, "--gold", str(gold),
+    assert main(["sweep", str(runs), "--encoder", "hash", "--no-progress", "--l0-stubs", "paper", "-t", THRESHOLD, "--gold", str(gold),
                  "--json", str(sj)]) == 0, f"sweep ran: {capsys.readouterr().err}"
     (row,) = json.loads(sj.read_text(encoding="utf-8"))["rows"]
     keys = ("witnessed", "kept", "lost", "micro", "macro_intact", "trajectories", "trajectories_with_evidence")
